@@ -1,0 +1,90 @@
+/**
+ * The bash executor: one service, a shell per ACP session.
+ *
+ * A {@link BashSession} owns the session's cwd and its background tasks; closing the scope it was
+ * made in kills every task it still owns. The implementation lives in `BashLive.ts`.
+ */
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import type * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
+import type { BashArgs } from "./BashArgs.js"
+
+/** What a running call reports, in order: raw output chunks (stdout and stderr merged), then one `Finished`. */
+export type RunEvent =
+  | { readonly _tag: "Output"; readonly data: string }
+  | { readonly _tag: "Finished"; readonly result: BashResult }
+
+/** A finished call. Everything else (exit, truncation, timeout) is in `text`, read back with `StatusLines.parse`. */
+export interface BashResult {
+  /** The rendered result: model-facing output plus status lines (`StatusLines.render`). */
+  readonly text: string
+  /** The absolute directory the command ran in. */
+  readonly cwd: string
+}
+
+export interface RunOptions {
+  /** Completes when the caller wants the command stopped (ACP `session/cancel`): the kill sequence runs and `Finished` still comes. */
+  readonly cancel?: Effect.Effect<void>
+}
+
+export interface TaskInfo {
+  readonly id: string
+  readonly command: string
+  readonly cwd: string
+  readonly startedAt: number
+  /** Absent while running; the rendered final result once the task ended. */
+  readonly result?: BashResult
+}
+
+export interface BackgroundTask {
+  readonly info: TaskInfo
+  /** What the starter returns at once: output of the first moments, then `[background task <id> started]` (or the exit if it died at once). */
+  readonly started: BashResult
+  /** Every output chunk from the start, then `Finished` with the task's exit line. One consumer. */
+  readonly events: Stream.Stream<RunEvent>
+}
+
+/** New output of a task since the previous read, with a cursor per task. */
+export interface TaskOutput {
+  readonly info: TaskInfo
+  /** ANSI-stripped, bounded like a foreground result. */
+  readonly output: string
+  readonly running: boolean
+}
+
+export class BashError extends Data.TaggedError("BashError")<{
+  readonly reason: "SpawnFailed" | "BadWorkdir" | "TooManyTasks" | "TaskNotFound"
+  readonly message: string
+}> {}
+
+export interface BashSession {
+  /** The session's current directory (moved by `cd` in foreground commands). */
+  readonly cwd: Effect.Effect<string>
+  /** Runs a foreground command. Interrupting the stream's consumer runs the kill sequence too. */
+  readonly run: (args: BashArgs, options?: RunOptions) => Stream.Stream<RunEvent, BashError>
+  /** Starts a background task owned by this session (at most 16 live). */
+  readonly start: (args: BashArgs) => Effect.Effect<BackgroundTask, BashError>
+  readonly list: Effect.Effect<ReadonlyArray<TaskInfo>>
+  readonly read: (id: string) => Effect.Effect<TaskOutput, BashError>
+  readonly kill: (id: string) => Effect.Effect<TaskInfo, BashError>
+}
+
+export interface BashConfig {
+  readonly defaultTimeoutMs: number
+  /** Model-text budget in characters (head one third, tail two thirds). */
+  readonly maxOutputChars: number
+  /** Cap of the full-output file written when the model text is truncated. */
+  readonly fullOutputMaxBytes: number
+  /** Names restored after the secret scrub. */
+  readonly envAllow: ReadonlyArray<string>
+  readonly maxTasks: number
+  /** Where full-output files go. */
+  readonly tempDir: string
+}
+
+export class Bash extends Context.Tag("dsh-acp/Bash/Bash")<Bash, {
+  /** A shell for one session, starting in `cwd` (absolute). */
+  readonly session: (options: { readonly cwd: string }) => Effect.Effect<BashSession, never, Scope.Scope>
+}>() {}

@@ -1,0 +1,38 @@
+/**
+ * The seam between the bridge and whatever drives tools: the default shell harness, the model
+ * harness, or an embedder's own. The bridge consumes events; the harness executes.
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
+import type { HarnessEvent } from "./HarnessEvent.js"
+
+/** A prompt's content, reduced to what a harness can act on. */
+export type PromptBlock =
+  | { readonly _tag: "Text"; readonly text: string }
+  | { readonly _tag: "Other"; readonly type: string }
+
+export interface SlashCommand {
+  readonly name: string
+  readonly description: string
+  readonly hint?: string
+}
+
+export interface PromptOptions {
+  /** Completes when the client cancels the turn: stop running commands, emit their final events, then `TurnEnded("cancelled")`. */
+  readonly cancelled: Effect.Effect<void>
+}
+
+export interface HarnessSession {
+  /** One turn: events in order, ending with `TurnEnded`. */
+  readonly prompt: (blocks: ReadonlyArray<PromptBlock>, options: PromptOptions) => Stream.Stream<HarnessEvent>
+  /** Events of background work, which may arrive between turns (e.g. a background card finishing). */
+  readonly background: Stream.Stream<HarnessEvent>
+  readonly commands: ReadonlyArray<SlashCommand>
+}
+
+export class Harness extends Context.Tag("dsh-acp/Harness/Harness")<Harness, {
+  /** Opens a session; closing the scope ends everything it owns (tasks, history). */
+  readonly openSession: (context: { readonly sessionId: string; readonly cwd: string }) => Effect.Effect<HarnessSession, never, Scope.Scope>
+}>() {}

@@ -3,6 +3,7 @@
  * harness, or an embedder's own. The bridge consumes events; the harness executes.
  */
 import * as Context from "effect/Context"
+import type * as Deferred from "effect/Deferred"
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
@@ -20,8 +21,8 @@ export interface SlashCommand {
 }
 
 export interface PromptOptions {
-  /** Completes when the client cancels the turn: stop running commands, emit their final events, then `TurnEnded("cancelled")`. */
-  readonly cancelled: Effect.Effect<void>
+  /** Completed when the client cancels the turn: stop running commands, emit their final events, then `TurnEnded("cancelled")`. */
+  readonly cancel: Deferred.Deferred<void>
 }
 
 export interface HarnessSession {

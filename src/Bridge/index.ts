@@ -1,0 +1,5 @@
+export * as Capabilities from "./Capabilities.js"
+export * as ConsoleFence from "./ConsoleFence.js"
+export * as LiveOutput from "./LiveOutput.js"
+export * as Mapping from "./Mapping.js"
+export * as SessionUpdate from "./SessionUpdate.js"

@@ -1,0 +1,2 @@
+export * as Presentation from "./Presentation.js"
+export * as Tool from "./Tool.js"

@@ -1,0 +1,423 @@
+/**
+ * The bash executor on real processes: `bash --noprofile --norc -c`, one process group per call,
+ * a per-session cwd, scrubbed environment, bounded output and owned background tasks.
+ *
+ * Lifecycle of one call (foreground or background), see `execute`:
+ *   spawn (own group, stdin /dev/null) → wait for the main process to exit, or for the timeout /
+ *   cancel / kill request (then TERM → 2 s → KILL to the group) → drain the pipes for at most 2 s
+ *   (a `&` job may hold them) → count what is left of the group, SIGKILL it → render the result.
+ * Every wait is bounded, and closing the scope that owns a call runs the same kill sequence.
+ */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as crypto from "node:crypto"
+import { StringDecoder } from "node:string_decoder"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Ref from "effect/Ref"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import {
+  Bash,
+  type BackgroundTask,
+  BashError,
+  type BashConfig,
+  type BashResult,
+  type BashSession,
+  type RunEvent,
+  type TaskInfo,
+  type TaskOutput
+} from "./Bash.js"
+import { type BashArgs, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS } from "./BashArgs.js"
+import * as ChildProcess from "./ChildProcess.js"
+import * as EnvScrub from "./EnvScrub.js"
+import type { ExitStatus } from "./ExitStatus.js"
+import { ModelText, OutputBudget } from "./OutputBudget.js"
+import * as OutputPump from "./OutputPump.js"
+import * as StatusLines from "./StatusLines.js"
+
+export const defaultConfig: BashConfig = {
+  defaultTimeoutMs: DEFAULT_TIMEOUT_MS,
+  maxOutputChars: 30_000,
+  fullOutputMaxBytes: 64 * 1024 * 1024,
+  envAllow: [],
+  maxTasks: 16,
+  tempDir: os.tmpdir()
+}
+
+/** After the main process exited, how long `&` jobs may keep the pipes open before they are killed. */
+const DRAIN = Duration.seconds(2)
+/** A background start waits this long, so an instant failure is reported inline. */
+const START_WAIT = Duration.seconds(1)
+/** Output chunks a foreground stream buffers before the command is slowed down. */
+const FOREGROUND_QUEUE_CHUNKS = 64
+/** Characters a task's `events` buffers for a consumer that is late or absent; beyond, chunks are skipped (and said so). */
+const EVENTS_MAX_CHARS = 4 * 1024 * 1024
+
+/** POSIX single quotes: safe for any string. */
+const shellQuote = (s: string): string => `'${s.replaceAll("'", `'\\''`)}'`
+
+const timeouts = (requested: number | undefined, fallback: number | undefined) => {
+  const want = requested ?? fallback
+  if (want === undefined) return { timeoutMs: undefined, clampedMs: undefined }
+  return want > MAX_TIMEOUT_MS ? { timeoutMs: MAX_TIMEOUT_MS, clampedMs: MAX_TIMEOUT_MS } : { timeoutMs: want, clampedMs: undefined }
+}
+
+const isDirectory = (dir: string): "ok" | "missing" | "notDirectory" => {
+  try {
+    return fs.statSync(dir).isDirectory() ? "ok" : "notDirectory"
+  } catch {
+    return "missing"
+  }
+}
+
+/** The directory a call runs in: the session cwd, or `workdir` resolved against it. */
+const resolveDir = (base: string, workdir: string | undefined): Effect.Effect<string, BashError> =>
+  Effect.suspend(() => {
+    const dir = workdir === undefined ? base : path.resolve(base, workdir)
+    const state = isDirectory(dir)
+    if (state === "ok") return Effect.succeed(dir)
+    const what = workdir === undefined ? `the session directory ${dir}` : `workdir ${JSON.stringify(workdir)} (${dir})`
+    return Effect.fail(
+      new BashError({
+        reason: "BadWorkdir",
+        message: state === "missing" ? `${what} does not exist` : `${what} is not a directory`
+      })
+    )
+  })
+
+interface ExecSpec {
+  readonly command: string
+  readonly cwd: string
+  readonly timeoutMs: number | undefined
+  readonly clampedMs: number | undefined
+  /** Foreground calls record the final `pwd -P` so a `cd` persists. */
+  readonly recordCwd: boolean
+  /** Completes when the call must be stopped (cancel, task kill): the kill sequence runs. */
+  readonly stop: Effect.Effect<void>
+  /** Each decoded chunk; a returned Promise pauses the pipes until it resolves. */
+  readonly onOutput: (text: string) => Promise<void> | undefined
+}
+
+interface ExecResult {
+  readonly result: BashResult
+  readonly status: ExitStatus
+  /** Where the shell ended (`pwd -P` on EXIT), when recorded. */
+  readonly finalCwd: string | undefined
+}
+
+/**
+ * Spawns the call in the current scope (failing with `SpawnFailed`), and returns the effect that
+ * waits for it to finish and renders its result. The scope's close kills whatever is left.
+ */
+const execute = (
+  config: BashConfig,
+  spec: ExecSpec
+): Effect.Effect<Effect.Effect<ExecResult>, BashError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const cwdFile = spec.recordCwd
+      ? path.join(config.tempDir, `dsh-acp-cwd-${process.pid}-${crypto.randomBytes(6).toString("hex")}`)
+      : undefined
+    if (cwdFile !== undefined) {
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(cwdFile, { force: true })))
+    }
+    // On one line with the command so bash's error messages keep the user's line numbers.
+    const script = cwdFile === undefined
+      ? spec.command
+      : `trap ${shellQuote(`pwd -P > ${shellQuote(cwdFile)} 2>/dev/null`)} EXIT; ${spec.command}`
+    const budget = new OutputBudget({
+      maxChars: config.maxOutputChars,
+      fullOutputMaxBytes: config.fullOutputMaxBytes,
+      tempDir: config.tempDir
+    })
+    // A multi-byte character split across two chunks is completed by the next one.
+    const decoder = new StringDecoder("utf8")
+    const child = yield* ChildProcess.spawn({
+      file: "bash",
+      args: ["--noprofile", "--norc", "-c", script],
+      cwd: spec.cwd,
+      env: { ...EnvScrub.scrub(process.env, { allow: config.envAllow }), PWD: spec.cwd },
+      onData: (chunk, pipes) => {
+        const text = decoder.write(chunk)
+        budget.write(chunk, text)
+        if (text === "") return
+        const wait = spec.onOutput(text)
+        if (wait !== undefined) {
+          pipes.pause()
+          void wait.then(pipes.resume)
+        }
+      }
+    }).pipe(Effect.mapError((e) => new BashError({ reason: "SpawnFailed", message: e.message })))
+
+    const stopped = yield* Deferred.make<"timeout" | "cancel">()
+    if (spec.timeoutMs !== undefined) {
+      yield* Effect.sleep(Duration.millis(spec.timeoutMs)).pipe(
+        Effect.zipRight(Deferred.succeed(stopped, "timeout")),
+        Effect.forkScoped
+      )
+    }
+    yield* spec.stop.pipe(Effect.zipRight(Deferred.succeed(stopped, "cancel")), Effect.forkScoped)
+
+    return Effect.gen(function*() {
+      let stoppedBy: "timeout" | "cancel" | undefined
+      const status = yield* Effect.raceFirst(
+        child.exit,
+        Deferred.await(stopped).pipe(
+          Effect.flatMap((reason) => {
+            stoppedBy = reason
+            return child.terminate
+          })
+        )
+      )
+      // Pipes held open by `&` jobs: give them a moment to finish, then the group goes.
+      yield* child.closed.pipe(Effect.timeout(DRAIN), Effect.ignore)
+      const leftovers = ChildProcess.countGroup(child.pid)
+      child.signalGroup("SIGKILL")
+      if (leftovers > 0) yield* child.closed.pipe(Effect.timeout(Duration.seconds(1)), Effect.ignore)
+      child.destroyPipes()
+      const rest = decoder.end()
+      if (rest !== "") {
+        budget.write(new Uint8Array(0), rest)
+        void spec.onOutput(rest)
+      }
+      const { output, truncated } = budget.finish()
+      const text = StatusLines.render({
+        output: StatusLines.toOutputText(output),
+        ...(truncated !== undefined ? { truncated } : {}),
+        ...(spec.clampedMs !== undefined ? { timeoutClampedMs: spec.clampedMs } : {}),
+        ...(stoppedBy === "timeout" && spec.timeoutMs !== undefined ? { timedOutAfterMs: spec.timeoutMs } : {}),
+        ...(leftovers > 0 ? { backgroundJobsKilled: leftovers } : {}),
+        end: status
+      })
+      let finalCwd: string | undefined
+      if (cwdFile !== undefined) {
+        try {
+          const recorded = fs.readFileSync(cwdFile, "utf8").replace(/\n$/, "")
+          if (path.isAbsolute(recorded) && !recorded.includes("\n")) finalCwd = recorded
+        } catch {
+          // killed before the EXIT trap ran: the cwd stays where it was
+        }
+      }
+      return { result: { text, cwd: spec.cwd }, status, finalCwd }
+    })
+  })
+
+interface TaskState {
+  readonly id: string
+  readonly command: string
+  readonly cwd: string
+  readonly startedAt: number
+  result: BashResult | undefined
+  readonly stop: Deferred.Deferred<void>
+  readonly done: Deferred.Deferred<BashResult>
+  readonly window: ModelText
+  fiber: Fiber.RuntimeFiber<void> | undefined
+}
+
+const taskInfo = (t: TaskState): TaskInfo => ({
+  id: t.id,
+  command: t.command,
+  cwd: t.cwd,
+  startedAt: t.startedAt,
+  ...(t.result !== undefined ? { result: t.result } : {})
+})
+
+const makeSession = (config: BashConfig, initialCwd: string): Effect.Effect<BashSession, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const cwdRef = yield* Ref.make(path.resolve(initialCwd))
+    const tasks = new Map<string, TaskState>()
+    let taskCounter = 0
+    /** Tasks between the limit check and their registration. */
+    let starting = 0
+
+    // Closing the session kills every task at once (not one grace period after another).
+    yield* Effect.addFinalizer(() =>
+      Effect.forEach(
+        [...tasks.values()],
+        (t) => t.fiber === undefined ? Effect.void : Fiber.interrupt(t.fiber),
+        { concurrency: "unbounded", discard: true }
+      )
+    )
+
+    const run = (args: BashArgs, options?: { readonly cancel?: Effect.Effect<void> }): Stream.Stream<RunEvent, BashError> =>
+      Stream.unwrapScoped(Effect.gen(function*() {
+        const base = yield* Ref.get(cwdRef)
+        const dir = yield* resolveDir(base, args.workdir)
+        const queue = yield* Effect.acquireRelease(Queue.bounded<RunEvent>(FOREGROUND_QUEUE_CHUNKS), Queue.shutdown)
+        const pump = OutputPump.make(queue, yield* Effect.runtime<never>())
+        const wait = yield* execute(config, {
+          command: args.command,
+          cwd: dir,
+          ...timeouts(args.timeout_ms, config.defaultTimeoutMs),
+          // `workdir` is for this call only: a `cd` inside it does not move the session.
+          recordCwd: args.workdir === undefined,
+          stop: options?.cancel ?? Effect.never,
+          onOutput: (data) => pump.push({ _tag: "Output", data })
+        })
+        yield* wait.pipe(
+          Effect.tap((r) => r.finalCwd !== undefined ? Ref.set(cwdRef, r.finalCwd) : Effect.void),
+          Effect.flatMap((r) =>
+            Effect.promise(() => pump.push({ _tag: "Finished", result: r.result }) ?? Promise.resolve())
+          ),
+          Effect.forkScoped
+        )
+        return Stream.fromQueue(queue).pipe(Stream.takeUntil((e) => e._tag === "Finished"))
+      }))
+
+    const start = (args: BashArgs): Effect.Effect<BackgroundTask, BashError> =>
+      Effect.gen(function*() {
+        // Checked and reserved in one synchronous step, so concurrent starts cannot pass the limit.
+        const refused = yield* Effect.sync(() => {
+          const live = [...tasks.values()].filter((t) => t.result === undefined).length + starting
+          if (live >= config.maxTasks) return live
+          starting++
+          return undefined
+        })
+        if (refused !== undefined) {
+          return yield* new BashError({
+            reason: "TooManyTasks",
+            message: `${refused} background tasks are running (at most ${config.maxTasks}); kill one first`
+          })
+        }
+        const slot = { held: true }
+        return yield* startReserved(args, slot).pipe(Effect.ensuring(Effect.sync(() => {
+          if (slot.held) starting--
+        })))
+      })
+
+    /** Starts a task whose slot is reserved; the slot passes to `tasks` once registered. */
+    const startReserved = (args: BashArgs, slot: { held: boolean }): Effect.Effect<BackgroundTask, BashError> =>
+      Effect.gen(function*() {
+        const base = yield* Ref.get(cwdRef)
+        const dir = yield* resolveDir(base, args.workdir)
+        const id = `bg-${++taskCounter}`
+        const events = yield* Queue.unbounded<RunEvent>()
+        let queuedChars = 0
+        let skippedChars = 0
+        const flushSkipped = () => {
+          if (skippedChars === 0) return
+          const note = `\n[… ${skippedChars} chars of output skipped …]\n`
+          skippedChars = 0
+          queuedChars += note.length
+          events.unsafeOffer({ _tag: "Output", data: note })
+        }
+        const offerEvent = (data: string) => {
+          if (queuedChars + data.length > EVENTS_MAX_CHARS) {
+            skippedChars += data.length
+            return
+          }
+          flushSkipped()
+          queuedChars += data.length
+          events.unsafeOffer({ _tag: "Output", data })
+        }
+        const state: TaskState = {
+          id,
+          command: args.command,
+          cwd: dir,
+          startedAt: Date.now(),
+          result: undefined,
+          stop: yield* Deferred.make<void>(),
+          done: yield* Deferred.make<BashResult>(),
+          window: new ModelText(config.maxOutputChars),
+          fiber: undefined
+        }
+        // The task's process lives in its own scope, closed by the task's fiber when it ends or is
+        // interrupted (task kill, session close). Spawn and fork are one uninterruptible step so no
+        // process can be started without an owner.
+        yield* Effect.uninterruptible(Effect.gen(function*() {
+          const scope = yield* Scope.make()
+          const wait = yield* execute(config, {
+            command: args.command,
+            cwd: dir,
+            ...timeouts(args.timeout_ms, undefined),
+            recordCwd: false,
+            stop: Deferred.await(state.stop),
+            onOutput: (data) => {
+              state.window.push(data)
+              offerEvent(data)
+              return undefined
+            }
+          }).pipe(
+            Scope.extend(scope),
+            Effect.tapError(() => Scope.close(scope, Exit.void))
+          )
+          tasks.set(id, state)
+          slot.held = false
+          starting--
+          state.fiber = yield* wait.pipe(
+            Effect.flatMap((r) =>
+              Effect.sync(() => {
+                state.result = r.result
+                flushSkipped()
+                events.unsafeOffer({ _tag: "Finished", result: r.result })
+              }).pipe(Effect.zipRight(Deferred.succeed(state.done, r.result)))
+            ),
+            Effect.asVoid,
+            Effect.ensuring(Scope.close(scope, Exit.void)),
+            Effect.forkDaemon
+          )
+        }))
+        const early = yield* Deferred.await(state.done).pipe(Effect.timeout(START_WAIT), Effect.option)
+        const window = state.window.take()
+        const started: BashResult = Option.isSome(early) ? early.value : {
+          cwd: dir,
+          text: StatusLines.render({
+            output: StatusLines.toOutputText(window.text),
+            ...(window.omittedChars > 0 ? { truncated: { omittedChars: window.omittedChars } } : {}),
+            end: StatusLines.BackgroundStarted.make({ taskId: id })
+          })
+        }
+        return {
+          info: taskInfo(state),
+          started,
+          events: Stream.fromQueue(events).pipe(
+            Stream.tap((e) => Effect.sync(() => {
+              if (e._tag === "Output") queuedChars -= e.data.length
+            })),
+            Stream.takeUntil((e) => e._tag === "Finished")
+          )
+        }
+      })
+
+    const find = (id: string): Effect.Effect<TaskState, BashError> =>
+      Effect.suspend(() => {
+        const t = tasks.get(id)
+        return t === undefined
+          ? Effect.fail(new BashError({ reason: "TaskNotFound", message: `no background task ${id}` }))
+          : Effect.succeed(t)
+      })
+
+    const session: BashSession = {
+      cwd: Ref.get(cwdRef),
+      run,
+      start,
+      list: Effect.sync(() => [...tasks.values()].map(taskInfo)),
+      read: (id) =>
+        Effect.map(find(id), (t): TaskOutput => {
+          // The window's text marks omitted output in the middle when it exceeded the budget.
+          const { text } = t.window.take()
+          return { info: taskInfo(t), output: text, running: t.result === undefined }
+        }),
+      kill: (id) =>
+        find(id).pipe(
+          Effect.tap((t) => Deferred.succeed(t.stop, undefined)),
+          // The kill sequence is bounded (grace + drain); the extra margin only guards the guard.
+          Effect.tap((t) => Deferred.await(t.done).pipe(Effect.timeout(Duration.seconds(10)), Effect.ignore)),
+          Effect.map(taskInfo)
+        )
+    }
+    return session
+  })
+
+/** The live executor; `config` overrides {@link defaultConfig} field by field. */
+export const layer = (config?: Partial<BashConfig>): Layer.Layer<Bash> => {
+  const merged: BashConfig = { ...defaultConfig, ...config }
+  return Layer.succeed(Bash, { session: ({ cwd }) => makeSession(merged, cwd) })
+}

@@ -1,0 +1,363 @@
+/**
+ * The model-facing budget of a command's output, computed while the output streams.
+ *
+ * A command may print gigabytes; the model gets at most `maxChars` characters of it: ANSI escapes
+ * stripped, `\r` progress rewrites resolved as a terminal would show them, then the first third
+ * (head) and the last two thirds (tail) cut at line boundaries. When that cut loses anything, the
+ * exact bytes the command wrote are kept in a file (mode 0600, capped) the model can read later.
+ *
+ * Memory is bounded whatever the command prints: every stage keeps at most a budget's worth of
+ * text (plus one overlong line, plus a small spill buffer before the file is opened).
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as crypto from "node:crypto"
+import type { Truncation } from "./StatusLines.js"
+
+/** Complete escape sequences: CSI, OSC (BEL or ST terminated), charset selection, two-byte Fe. */
+const ANSI_SEQUENCE = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[()][0-9A-Za-z]|[@-Z\\-_])|\x9b[0-?]*[ -/]*[@-~]/g
+/** A sequence anchored at an ESC, complete. */
+const ANSI_COMPLETE_AT = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[()][0-9A-Za-z]|[@-Z\\-_])/y
+/** What may still become a sequence if more bytes come: keep it for the next chunk. */
+const ANSI_PREFIX_AT = /\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*|[()])?$/y
+/** Other control characters a model cannot use (tab, newline and carriage return are handled). */
+const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g
+const MAX_CARRY = 4096
+
+/** Strips ANSI escapes from a stream of text; a sequence split across chunks is still removed. */
+export class AnsiStripper {
+  private carry = ""
+
+  push(chunk: string): string {
+    let text = this.carry + chunk
+    this.carry = ""
+    const esc = text.lastIndexOf("\x1b")
+    if (esc >= 0 && text.length - esc < MAX_CARRY) {
+      ANSI_COMPLETE_AT.lastIndex = esc
+      if (!ANSI_COMPLETE_AT.test(text)) {
+        ANSI_PREFIX_AT.lastIndex = esc
+        if (ANSI_PREFIX_AT.test(text)) {
+          this.carry = text.slice(esc)
+          text = text.slice(0, esc)
+        }
+      }
+    }
+    return strip(text)
+  }
+
+  flush(): string {
+    const rest = strip(this.carry)
+    this.carry = ""
+    return rest
+  }
+}
+
+const strip = (text: string): string =>
+  text.indexOf("\x1b") < 0 && text.indexOf("\x9b") < 0 && !/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/.test(text)
+    ? text
+    : text.replace(ANSI_SEQUENCE, "").replace(CONTROL, "")
+
+/**
+ * Turns text (already stripped) into finished lines, resolving `\r` the way a terminal does: the
+ * cursor returns to column 0 and later characters overwrite earlier ones (`"abc\rX"` shows `Xbc`,
+ * and `"\r\n"` leaves the line as it was).
+ *
+ * A line longer than `maxLine` is emitted as a fragment (no newline) so one endless line cannot
+ * grow without bound.
+ */
+export class LineAssembler {
+  private line = ""
+  private cursor = 0
+
+  constructor(private readonly emit: (piece: string) => void, private readonly maxLine = 65536) {}
+
+  push(text: string): void {
+    let start = 0
+    while (start <= text.length) {
+      const nl = text.indexOf("\n", start)
+      const end = nl < 0 ? text.length : nl
+      if (end > start) this.write(text.slice(start, end))
+      if (nl < 0) break
+      this.emit(`${this.line}\n`)
+      this.line = ""
+      this.cursor = 0
+      start = nl + 1
+    }
+  }
+
+  /** Emits the unfinished line, if any. */
+  flush(): void {
+    if (this.line !== "") this.emit(this.line)
+    this.line = ""
+    this.cursor = 0
+  }
+
+  private write(segment: string): void {
+    const parts = segment.indexOf("\r") < 0 ? [segment] : segment.split("\r")
+    for (let i = 0; i < parts.length; i++) {
+      if (i > 0) this.cursor = 0
+      const part = parts[i]!
+      if (part === "") continue
+      if (this.cursor === this.line.length) this.line += part
+      else this.line = this.line.slice(0, this.cursor) + part + this.line.slice(this.cursor + part.length)
+      this.cursor += part.length
+    }
+    if (this.line.length > this.maxLine) this.flush()
+  }
+}
+
+/** Room kept for the marker line that says where text was omitted. */
+const MARKER_RESERVE = 100
+
+/**
+ * Keeps the head (first third) and tail (rest) of a stream of pieces (lines, or fragments of an
+ * overlong line), cutting at piece boundaries. Until the total exceeds the budget nothing is lost.
+ */
+export class HeadTail {
+  private readonly headMax: number
+  private readonly tailMax: number
+  private head: Array<string> = []
+  private headLen = 0
+  private headClosed = false
+  private tail: Array<string> = []
+  private tailStart = 0
+  private tailLen = 0
+  private total = 0
+  private truncated = false
+
+  constructor(private readonly maxChars: number) {
+    this.headMax = Math.floor(maxChars / 3)
+    this.tailMax = Math.max(0, maxChars - this.headMax - MARKER_RESERVE)
+  }
+
+  push(piece: string): void {
+    if (piece === "") return
+    this.total += piece.length
+    if (!this.headClosed) {
+      if (this.headLen + piece.length <= this.headMax) {
+        this.head.push(piece)
+        this.headLen += piece.length
+        return
+      }
+      this.headClosed = true
+      if (this.headLen === 0) {
+        // One line longer than the whole head: a mid-line cut is better than an empty head.
+        this.head.push(piece.slice(0, this.headMax))
+        this.headLen = this.headMax
+        piece = piece.slice(this.headMax)
+      }
+    }
+    this.tail.push(piece)
+    this.tailLen += piece.length
+    if (this.truncated || this.headLen + this.tailLen > this.maxChars) {
+      this.truncated = true
+      this.trimTail()
+    }
+  }
+
+  private trimTail(): void {
+    while (this.tailLen > this.tailMax && this.tail.length - this.tailStart > 1) {
+      this.tailLen -= this.tail[this.tailStart]!.length
+      this.tail[this.tailStart] = ""
+      this.tailStart++
+    }
+    if (this.tailLen > this.tailMax) {
+      const only = this.tail[this.tailStart]!
+      this.tail[this.tailStart] = only.slice(only.length - this.tailMax)
+      this.tailLen = this.tailMax
+    }
+    if (this.tailStart > 1024 && this.tailStart * 2 > this.tail.length) {
+      this.tail = this.tail.slice(this.tailStart)
+      this.tailStart = 0
+    }
+  }
+
+  /** Characters dropped between head and tail. */
+  get omittedChars(): number {
+    return this.total - this.headLen - this.tailLen
+  }
+
+  /** The kept text; when something was dropped, a marker line stands where it was. */
+  render(): string {
+    const head = this.head.join("")
+    const tail = this.tail.slice(this.tailStart).join("")
+    const omitted = this.omittedChars
+    if (omitted === 0) return head + tail
+    const sep = head === "" || head.endsWith("\n") ? "" : "\n"
+    return `${head}${sep}[… ${omitted} chars omitted …]\n${tail}`
+  }
+}
+
+export interface ModelTextResult {
+  /** The model-facing text (not yet normalized with `StatusLines.toOutputText`). */
+  readonly text: string
+  /** Characters dropped by the budget; 0 when everything fits. */
+  readonly omittedChars: number
+}
+
+/** Streaming text → ANSI stripped, `\r` resolved, head + tail within `maxChars`. */
+export class ModelText {
+  private readonly stripper = new AnsiStripper()
+  private headTail: HeadTail
+  private readonly lines: LineAssembler
+
+  constructor(private readonly maxChars: number) {
+    this.headTail = new HeadTail(maxChars)
+    this.lines = new LineAssembler((piece) => this.headTail.push(piece), Math.max(65536, maxChars))
+  }
+
+  push(text: string): void {
+    this.lines.push(this.stripper.push(text))
+  }
+
+  /** The text so far, including an unfinished last line. */
+  finish(): ModelTextResult {
+    this.lines.push(this.stripper.flush())
+    this.lines.flush()
+    return { text: this.headTail.render(), omittedChars: this.headTail.omittedChars }
+  }
+
+  /** The text since the previous `take` (a read cursor), then starts a new window. */
+  take(): ModelTextResult {
+    const result = this.finish()
+    this.headTail = new HeadTail(this.maxChars)
+    return result
+  }
+}
+
+/** The model text of a whole string at once. */
+export const modelText = (raw: string, maxChars: number): ModelTextResult => {
+  const m = new ModelText(maxChars)
+  m.push(raw)
+  return m.finish()
+}
+
+/** Raw bytes before the full-output file is opened; past this they go to the file. */
+const SPILL_BYTES = 1 << 20
+
+/**
+ * The exact bytes a command wrote, kept for when the model text turns out truncated. Small output
+ * stays in memory; past {@link SPILL_BYTES} it streams into a 0600 file, capped at `maxBytes`.
+ * A file that turns out unneeded is removed, so a file exists only for a truncated result.
+ */
+export class FullOutput {
+  private held: Array<Uint8Array> = []
+  private heldBytes = 0
+  private fd: number | undefined
+  private filePath: string | undefined
+  private written = 0
+  private capped = false
+  private failed = false
+
+  constructor(private readonly dir: string, private readonly maxBytes: number) {}
+
+  write(bytes: Uint8Array): void {
+    if (this.failed) return
+    if (this.fd === undefined) {
+      this.held.push(bytes)
+      this.heldBytes += bytes.length
+      if (this.heldBytes > SPILL_BYTES) this.open()
+      return
+    }
+    this.append(bytes)
+  }
+
+  /** Keeps the file (returns its path) or removes it. */
+  finish(keep: boolean): string | undefined {
+    if (keep && this.fd === undefined && !this.failed) this.open()
+    if (this.fd !== undefined) {
+      if (keep && this.capped) this.writeAll(Buffer.from(`\n[full output capped at ${this.maxBytes} bytes]\n`))
+      try {
+        fs.closeSync(this.fd)
+      } catch {
+        // already closed
+      }
+      this.fd = undefined
+    }
+    this.held = []
+    if (!keep && this.filePath !== undefined) {
+      try {
+        fs.unlinkSync(this.filePath)
+      } catch {
+        // already gone
+      }
+      return undefined
+    }
+    return keep && !this.failed ? this.filePath : undefined
+  }
+
+  private open(): void {
+    try {
+      fs.mkdirSync(this.dir, { recursive: true })
+      this.filePath = path.join(this.dir, `dsh-acp-output-${Date.now()}-${crypto.randomBytes(4).toString("hex")}.log`)
+      this.fd = fs.openSync(this.filePath, "wx", 0o600)
+    } catch {
+      this.failed = true
+      this.filePath = undefined
+      this.held = []
+      return
+    }
+    const held = this.held
+    this.held = []
+    this.heldBytes = 0
+    for (const b of held) this.append(b)
+  }
+
+  private append(bytes: Uint8Array): void {
+    const room = this.maxBytes - this.written
+    if (room <= 0) {
+      this.capped = this.capped || bytes.length > 0
+      return
+    }
+    const part = bytes.length > room ? bytes.subarray(0, room) : bytes
+    if (part.length < bytes.length) this.capped = true
+    this.writeAll(part)
+    this.written += part.length
+  }
+
+  private writeAll(bytes: Uint8Array): void {
+    if (this.fd === undefined) return
+    try {
+      let off = 0
+      while (off < bytes.length) off += fs.writeSync(this.fd, bytes, off, bytes.length - off)
+    } catch {
+      this.failed = true
+    }
+  }
+}
+
+export interface BudgetOptions {
+  readonly maxChars: number
+  readonly fullOutputMaxBytes: number
+  /** Where the full-output file goes. */
+  readonly tempDir: string
+}
+
+export interface BudgetResult {
+  /** The model text, ready for `StatusLines.toOutputText`. */
+  readonly output: string
+  readonly truncated?: Truncation
+}
+
+/** Both sides of the output budget, fed chunk by chunk: raw bytes for the file, decoded text for the model. */
+export class OutputBudget {
+  private readonly model: ModelText
+  private readonly full: FullOutput
+
+  constructor(options: BudgetOptions) {
+    this.model = new ModelText(options.maxChars)
+    this.full = new FullOutput(options.tempDir, options.fullOutputMaxBytes)
+  }
+
+  write(raw: Uint8Array, text: string): void {
+    this.full.write(raw)
+    this.model.push(text)
+  }
+
+  finish(): BudgetResult {
+    const { omittedChars, text } = this.model.finish()
+    const savedTo = this.full.finish(omittedChars > 0)
+    if (omittedChars === 0) return { output: text }
+    return { output: text, truncated: savedTo === undefined ? { omittedChars } : { omittedChars, savedTo } }
+  }
+}

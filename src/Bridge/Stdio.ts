@@ -1,0 +1,76 @@
+/**
+ * The process's stdio as the peer's transport: stdin as a byte Stream, stdout as a line writer.
+ *
+ * stdout is the protocol channel and nothing else may write to it. The writer waits for 'drain'
+ * when the pipe is full (an editor that reads slowly must slow us down, not grow our heap), and a
+ * broken pipe (the editor went away) is logged and later lines dropped instead of crashing the
+ * process with an unhandled 'error' event: stdin ends too, and the agent shuts down from there.
+ */
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+
+export class StdinError extends Data.TaggedError("StdinError")<{ readonly cause: unknown }> {}
+
+/** Any readable (a socket, a child's stdout, stdin) as a Stream of its chunks; ends at EOF. */
+export const fromReadable = (readable: NodeJS.ReadableStream): Stream.Stream<Uint8Array, StdinError> =>
+  Stream.fromAsyncIterable(readable as AsyncIterable<Uint8Array | string>, (cause) => new StdinError({ cause })).pipe(
+    Stream.map((chunk) => (typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk))
+  )
+
+/** The process's stdin. Evaluated lazily so importing this module does not touch `process.stdin`. */
+export const stdin: Stream.Stream<Uint8Array, StdinError> = Stream.suspend(() => fromReadable(process.stdin))
+
+/**
+ * A writer of protocol lines (each gets its `\n`). Resolves once the line is accepted by the stream,
+ * or after 'drain' when the stream's buffer is full. Never fails: a write error is logged once and
+ * the writer goes quiet. Callers must not call it concurrently (the JSON-RPC peer serializes).
+ */
+export const lineWriter = (writable: NodeJS.WritableStream): (line: string) => Effect.Effect<void> => {
+  let broken: unknown = undefined
+  writable.on("error", (error) => {
+    broken ??= error ?? new Error("write failed")
+  })
+  let reported = false
+  const reportBroken = Effect.suspend(() => {
+    if (reported) return Effect.void
+    reported = true
+    return Effect.logError("protocol output is broken; dropping further lines", broken)
+  })
+  return (line) =>
+    Effect.suspend(() => {
+      if (broken !== undefined) return reportBroken
+      return Effect.async<void>((resume) => {
+        const onDrain = () => {
+          cleanup()
+          resume(Effect.void)
+        }
+        const onError = () => {
+          cleanup()
+          resume(reportBroken)
+        }
+        const cleanup = () => {
+          writable.off("drain", onDrain)
+          writable.off("error", onError)
+        }
+        let ok: boolean
+        try {
+          ok = writable.write(line + "\n")
+        } catch (error) {
+          broken ??= error
+          resume(reportBroken)
+          return
+        }
+        if (ok) {
+          resume(Effect.void)
+          return
+        }
+        writable.on("drain", onDrain)
+        writable.on("error", onError)
+        return Effect.sync(cleanup)
+      })
+    })
+}
+
+/** The process's stdout as a protocol line writer. */
+export const stdoutLineWriter = (): (line: string) => Effect.Effect<void> => lineWriter(process.stdout)

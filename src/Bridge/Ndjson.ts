@@ -46,6 +46,11 @@ export class LineSplitter {
     }
   }
 
+  /** Bytes held for the current partial line; never more than `maxLineBytes`. */
+  get bufferedBytes(): number {
+    return this.size
+  }
+
   push(chunk: Uint8Array | string): Array<Frame> {
     const bytes = typeof chunk === "string" ? this.encoder.encode(chunk) : chunk
     const out: Array<Frame> = []

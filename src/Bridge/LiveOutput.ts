@@ -37,6 +37,7 @@ export const skippedNote = (bytes: number): string => `\n[… ${bytes} bytes of 
 
 export class LiveOutput {
   private headLeft: number
+  private tailCapacity: number
   private readonly tail: Array<{ text: string; bytes: number }> = []
   private tailSize = 0
   private skippedBytes = 0
@@ -48,8 +49,9 @@ export class LiveOutput {
    * @param budgetBytes the most the card ever shows (the skip note aside)
    * @param tailBytes how much of the end is kept once the head is used up (default: an eighth of the budget)
    */
-  constructor(budgetBytes: number = DEFAULT_DISPLAY_BUDGET_BYTES, private readonly tailBytes: number = Math.floor(budgetBytes / 8)) {
-    this.headLeft = Math.max(0, budgetBytes - tailBytes)
+  constructor(budgetBytes: number = DEFAULT_DISPLAY_BUDGET_BYTES, tailBytes: number = Math.floor(budgetBytes / 8)) {
+    this.tailCapacity = Math.min(Math.max(0, tailBytes), budgetBytes)
+    this.headLeft = Math.max(0, budgetBytes - this.tailCapacity)
   }
 
   /** Takes a chunk; returns the part that may be shown now (the rest waits in the tail). */
@@ -63,6 +65,9 @@ export class LiveOutput {
         return data
       }
       const [now, later] = splitAtBytes(data, this.headLeft)
+      // Head bytes left unused by a character that did not fit go to the tail, so output that fits
+      // the budget as a whole is always shown whole.
+      this.tailCapacity += this.headLeft - byteLength(now)
       this.headLeft = 0
       this.keep(later)
       return now
@@ -91,9 +96,9 @@ export class LiveOutput {
     const bytes = byteLength(text)
     this.tail.push({ text, bytes })
     this.tailSize += bytes
-    while (this.tailSize > this.tailBytes && this.tail.length > 0) {
+    while (this.tailSize > this.tailCapacity && this.tail.length > 0) {
       const first = this.tail[0]!
-      const excess = this.tailSize - this.tailBytes
+      const excess = this.tailSize - this.tailCapacity
       if (first.bytes <= excess) {
         this.tail.shift()
         this.tailSize -= first.bytes

@@ -1,0 +1,54 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as FastCheck from "effect/FastCheck"
+import { byteLength, LiveOutput, skippedNote, splitAtBytes } from "../../src/Bridge/LiveOutput.js"
+
+const drain = (live: LiveOutput, chunks: ReadonlyArray<string>) => {
+  const shown = chunks.map((c) => live.push(c)).join("")
+  return { live: shown, end: live.finish() }
+}
+
+describe("LiveOutput", () => {
+  it("passes everything through under the budget", () => {
+    expect(drain(new LiveOutput(100, 10), ["abc", "", "déf\n"])).toEqual({ live: "abcdéf\n", end: "" })
+  })
+
+  it("keeps head live, skips the middle, and ends with the note and the tail", () => {
+    const chunks = Array.from({ length: 50 }, (_, i) => `${String(i).padStart(3, "0")}-------\n`) // 11 bytes each
+    const all = chunks.join("")
+    const { end, live } = drain(new LiveOutput(200, 50), chunks)
+    expect(live).toBe(all.slice(0, 150))
+    expect(end).toBe(skippedNote(all.length - 200) + all.slice(-50))
+  })
+
+  it("never splits a character", () => {
+    expect(splitAtBytes("aé€😀", 4)).toEqual(["aé", "€😀"])
+    expect(splitAtBytes("😀", 3)).toEqual(["", "😀"])
+  })
+
+  it.prop(
+    "shows a prefix, then the note and a suffix, each byte at most once, within the budget",
+    [
+      FastCheck.array(FastCheck.string({ unit: "grapheme", maxLength: 40 }), { maxLength: 40 }),
+      FastCheck.integer({ min: 0, max: 300 }),
+      FastCheck.integer({ min: 0, max: 100 })
+    ],
+    ([chunks, budget, tailWanted]) => {
+      const tail = Math.min(budget, tailWanted)
+      const all = chunks.join("")
+      const { end, live } = drain(new LiveOutput(budget, tail), chunks)
+      expect(all.startsWith(live)).toBe(true)
+      const total = byteLength(all)
+      if (total <= budget) {
+        expect(live + end).toBe(all)
+        return
+      }
+      const m = /^\n\[… (\d+) bytes of output skipped …\]\n/.exec(end)
+      const kept = m === null ? end : end.slice(m[0].length)
+      const skipped = m === null ? 0 : Number(m[1])
+      expect(all.endsWith(kept)).toBe(true)
+      expect(byteLength(live) + skipped + byteLength(kept)).toBe(total)
+      expect(byteLength(live) + byteLength(kept)).toBeLessThanOrEqual(budget)
+    },
+    { fastCheck: { numRuns: 300 } }
+  )
+})

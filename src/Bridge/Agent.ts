@@ -1,0 +1,135 @@
+/**
+ * The ACP agent: the methods a client calls, served on a JSON-RPC peer. It owns the sessions and
+ * routes each prompt through the harness and the presentation mapping; it never runs a tool.
+ */
+import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
+import * as Stream from "effect/Stream"
+import { randomUUID } from "node:crypto"
+import { Harness, type PromptBlock } from "../Harness/Harness.js"
+import { Capabilities } from "./Capabilities.js"
+import { JsonRpc, RpcError } from "./JsonRpc.js"
+import { Mapping } from "./Mapping.js"
+import * as Session from "./Session.js"
+import * as Wire from "./Wire.js"
+
+export interface AgentInfo {
+  readonly name: string
+  readonly title: string
+  readonly version: string
+}
+
+const toPromptBlock = (block: Wire.ContentBlock): PromptBlock =>
+  Wire.isTextBlock(block) ? { _tag: "Text", text: block.text } : { _tag: "Other", type: block.type }
+
+const notInitialized = new RpcError({ code: -32600, message: "Invalid request: call initialize first" })
+
+/**
+ * Registers the agent's methods on the peer and serves `input` until it ends. At the end (or on
+ * interruption, e.g. SIGTERM) every turn is cancelled and every session closed, so no process
+ * started for a session outlives the connection.
+ */
+export const serve = <E, R>(input: Stream.Stream<Uint8Array | string, E, R>, info: AgentInfo) =>
+  Effect.gen(function*() {
+    const peer = yield* JsonRpc
+    const harness = yield* Harness
+    const mapping = yield* Mapping
+    const capabilities = yield* Capabilities
+    const initialized = yield* Ref.make(false)
+    const sessions = new Map<string, Session.Session>()
+    const closedIds = new Set<string>()
+
+    const whenInitialized = <A>(effect: Effect.Effect<A, RpcError>) =>
+      Effect.flatMap(Ref.get(initialized), (ok) => (ok ? effect : Effect.fail(notInitialized)))
+
+    const session = (id: string) =>
+      Effect.suspend(() => {
+        const found = sessions.get(id)
+        return found !== undefined
+          ? Effect.succeed(found)
+          : Effect.fail(RpcError.resourceNotFound(closedIds.has(id) ? `Session ${id} is closed` : `Session not found: ${id}`))
+      })
+
+    const emit = (params: unknown) => peer.notify(Wire.Method.sessionUpdate, params)
+
+    yield* peer.handle(Wire.Method.initialize, Wire.InitializeParams, (params) =>
+      Effect.gen(function*() {
+        yield* capabilities.set(params)
+        yield* Ref.set(initialized, true)
+        return {
+          protocolVersion: Wire.PROTOCOL_VERSION,
+          agentCapabilities: {
+            loadSession: false,
+            promptCapabilities: { image: false, audio: false, embeddedContext: false },
+            mcpCapabilities: { http: false, sse: false },
+            sessionCapabilities: { close: {} }
+          },
+          authMethods: [],
+          agentInfo: info
+        }
+      }))
+
+    yield* peer.handle(Wire.Method.authenticate, Wire.AuthenticateParams, (params) =>
+      whenInitialized(Effect.fail(RpcError.invalidParams(
+        `Invalid params: methodId ${JSON.stringify(params.methodId)} is not offered; this agent needs no authentication`
+      ))))
+
+    yield* peer.handle(Wire.Method.sessionNew, Wire.NewSessionParams, (params) =>
+      whenInitialized(Effect.gen(function*() {
+        const id = `dsh-${randomUUID()}`
+        const opened = yield* Session.open({ id, cwd: params.cwd, harness, mapping, emit })
+        sessions.set(id, opened)
+        yield* Effect.logInfo(`session ${id} opened in ${params.cwd}`)
+        // After the response is on the wire, so the client knows the session the update names.
+        yield* Effect.sleep("5 millis").pipe(
+          Effect.zipRight(emit({
+            sessionId: id,
+            update: {
+              sessionUpdate: "available_commands_update",
+              availableCommands: opened.commands.map((c) => ({
+                name: c.name,
+                description: c.description,
+                ...(c.hint === undefined ? {} : { input: { hint: c.hint } })
+              }))
+            }
+          })),
+          Effect.forkDaemon
+        )
+        return { sessionId: id }
+      })))
+
+    yield* peer.handle(Wire.Method.sessionPrompt, Wire.PromptParams, (params) =>
+      whenInitialized(Effect.gen(function*() {
+        const target = yield* session(params.sessionId)
+        const stopReason = yield* target.prompt(params.prompt.map(toPromptBlock))
+        return { stopReason }
+      })))
+
+    yield* peer.onNotification(Wire.Method.sessionCancel, Wire.CancelParams, (params) => {
+      const target = sessions.get(params.sessionId)
+      return target === undefined ? Effect.logWarning(`cancel for unknown session ${params.sessionId}`) : target.cancel
+    })
+
+    yield* peer.handle(Wire.Method.sessionClose, Wire.CloseSessionParams, (params) =>
+      whenInitialized(Effect.gen(function*() {
+        // Closing twice is not an error: the session is closed either way.
+        if (closedIds.has(params.sessionId)) return {}
+        const target = yield* session(params.sessionId)
+        sessions.delete(target.id)
+        closedIds.add(target.id)
+        yield* target.close
+        yield* Effect.logInfo(`session ${target.id} closed`)
+        return {}
+      })))
+
+    const closeAll = Effect.suspend(() => {
+      const all = [...sessions.values()]
+      sessions.clear()
+      for (const s of all) closedIds.add(s.id)
+      return Effect.forEach(all, (s) => s.close, { concurrency: "unbounded", discard: true })
+    })
+
+    // When the client stops writing, cancel what runs so in-flight prompts answer promptly.
+    const cancelAll = Effect.suspend(() => Effect.forEach([...sessions.values()], (s) => s.cancel, { discard: true }))
+    yield* peer.serve(Stream.concat(input, Stream.execute(cancelAll))).pipe(Effect.ensuring(closeAll))
+  })

@@ -1,0 +1,117 @@
+/**
+ * One ACP session on the agent side: the harness session it drives, the mapper that turns the
+ * harness's events into `session/update`s, and the turn in flight (at most one; a second prompt
+ * waits for the first to end).
+ */
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type { Harness, PromptBlock, SlashCommand } from "../Harness/Harness.js"
+import type { HarnessEvent, StopReason } from "../Harness/HarnessEvent.js"
+import type { Mapping } from "./Mapping.js"
+import type { SessionNotification } from "./SessionUpdate.js"
+
+/** How long a cancelled harness may take to report its final events before the bridge closes its cards itself. */
+export const CANCEL_GRACE: Duration.DurationInput = "5 seconds"
+
+export interface Session {
+  readonly id: string
+  readonly cwd: string
+  readonly commands: ReadonlyArray<SlashCommand>
+  /** Runs one prompt turn to its stop reason. Concurrent prompts of one session queue. */
+  readonly prompt: (blocks: ReadonlyArray<PromptBlock>) => Effect.Effect<StopReason>
+  /** Cancels the turn in flight, if any. */
+  readonly cancel: Effect.Effect<void>
+  /** Cancels the turn, ends everything the session owns (its cards get their final update), frees it. */
+  readonly close: Effect.Effect<void>
+}
+
+export const open = (options: {
+  readonly id: string
+  readonly cwd: string
+  readonly harness: Harness["Type"]
+  readonly mapping: Mapping["Type"]
+  readonly emit: (params: SessionNotification) => Effect.Effect<void>
+}): Effect.Effect<Session> =>
+  Effect.gen(function*() {
+    // The mapper outlives the harness session: when the harness shuts down (killing its background
+    // tasks), the mapper is still there to send those cards' final updates.
+    const mapperScope = yield* Scope.make()
+    const harnessScope = yield* Scope.make()
+    const mapper = yield* options.mapping.forSession(options.id, options.emit).pipe(Scope.extend(mapperScope))
+    const harness = yield* options.harness.openSession({ sessionId: options.id, cwd: options.cwd }).pipe(
+      Scope.extend(harnessScope)
+    )
+    const backgroundFiber = yield* harness.background.pipe(
+      Stream.runForEach((event) => mapper.consume(event)),
+      Effect.catchAllCause((cause) => Effect.logError("background events failed", cause)),
+      Effect.forkDaemon
+    )
+    const turnLock = yield* Effect.makeSemaphore(1)
+    const currentCancel = yield* Ref.make(Option.none<Deferred.Deferred<void>>())
+    const closed = yield* Ref.make(false)
+
+    const runTurn = (blocks: ReadonlyArray<PromptBlock>) =>
+      Effect.gen(function*() {
+        const cancel = yield* Deferred.make<void>()
+        yield* Ref.set(currentCancel, Option.some(cancel))
+        const stopReason = yield* Ref.make<StopReason>("end_turn")
+        const started: Array<string> = []
+        const consume = (event: HarnessEvent) => {
+          if (event._tag === "TurnEnded") return Ref.set(stopReason, event.stopReason)
+          if (event._tag === "ToolCallStarted") started.push(event.callId)
+          return mapper.consume(event)
+        }
+        const turn = yield* harness.prompt(blocks, { cancel }).pipe(Stream.runForEach(consume), Effect.fork)
+        // A harness that ignores the cancel is interrupted after a grace period; the bridge then
+        // closes the cards it left open.
+        const exit = yield* Fiber.await(turn).pipe(
+          Effect.raceFirst(
+            Deferred.await(cancel).pipe(
+              Effect.zipRight(Effect.sleep(CANCEL_GRACE)),
+              Effect.zipRight(Fiber.interrupt(turn))
+            )
+          )
+        )
+        if (Exit.isFailure(exit) && !Exit.isInterrupted(exit)) yield* Effect.logError("prompt turn failed", exit.cause)
+        const open = yield* mapper.openCalls
+        const leftOpen = started.filter((id) => open.includes(id))
+        // Background cards started by this turn stay open; only its foreground cards are closed.
+        if (Exit.isFailure(exit) && leftOpen.length > 0) yield* mapper.closeOpen({ signal: "SIGTERM", callIds: leftOpen })
+        yield* mapper.flush
+        yield* Ref.set(currentCancel, Option.none())
+        return (yield* Deferred.isDone(cancel)) ? "cancelled" as const : yield* Ref.get(stopReason)
+      })
+
+    const cancel = Ref.get(currentCancel).pipe(
+      Effect.flatMap(Option.match({ onNone: () => Effect.void, onSome: (d) => Deferred.succeed(d, undefined) })),
+      Effect.asVoid
+    )
+
+    const close = Effect.gen(function*() {
+      if (yield* Ref.getAndSet(closed, true)) return
+      yield* cancel
+      // Wait for the turn to finish its final updates before tearing the harness down.
+      yield* turnLock.withPermits(1)(Effect.void).pipe(Effect.timeout(Duration.sum(CANCEL_GRACE, "1 second")), Effect.ignore)
+      yield* Scope.close(harnessScope, Exit.void)
+      yield* Fiber.join(backgroundFiber).pipe(Effect.timeout("5 seconds"), Effect.ignore)
+      yield* Fiber.interrupt(backgroundFiber)
+      yield* mapper.closeOpen({ signal: "SIGKILL" })
+      yield* Scope.close(mapperScope, Exit.void)
+    })
+
+    return {
+      id: options.id,
+      cwd: options.cwd,
+      commands: harness.commands,
+      prompt: (blocks) => turnLock.withPermits(1)(runTurn(blocks)),
+      cancel,
+      close
+    } satisfies Session
+  })

@@ -1,0 +1,88 @@
+/**
+ * The command line of `dsh-acp`: parsed by hand because the surface is tiny and every module
+ * loaded here delays Zed's first `initialize`.
+ */
+import * as Either from "effect/Either"
+
+export const VERSION: string = process.env.DSH_ACP_VERSION ?? "0.1.0"
+
+export type LogLevel = "none" | "error" | "warning" | "info" | "debug"
+
+export interface AgentOptions {
+  readonly timeoutMs: number | undefined
+  readonly liveOutput: boolean
+  readonly logLevel: LogLevel
+}
+
+export type Command =
+  | { readonly _tag: "Agent"; readonly options: AgentOptions }
+  | { readonly _tag: "Demo"; readonly script: string | undefined; readonly fallback: boolean; readonly options: AgentOptions }
+  | { readonly _tag: "Help" }
+  | { readonly _tag: "Version" }
+
+export const HELP = `dsh-acp ${VERSION} — agent-side bash for ACP editors, shown as live terminal cards
+
+Usage:
+  dsh-acp [options]               serve the Agent Client Protocol on stdin/stdout (what Zed launches)
+  dsh-acp demo [script] [options] run the agent as a child and draw its cards here, as Zed would
+  dsh-acp --help | --version
+
+Options:
+  --timeout-ms <n>     default timeout of a foreground command (default 120000, at most 600000)
+  --no-live-output     send a command's output when it ends instead of while it runs
+  --log-level <level>  none | error | warning | info | debug (default: warning); logs go to stderr
+  --fallback           (demo) act as a client without terminal cards: the \`\`\`console text fallback
+
+Prompts are bash scripts run in the session's directory; /bg <script>, /jobs and /kill <id>
+manage background tasks.`
+
+const LOG_LEVELS: ReadonlyArray<LogLevel> = ["none", "error", "warning", "info", "debug"]
+
+export const parseArgs = (argv: ReadonlyArray<string>): Either.Either<Command, string> => {
+  let timeoutMs: number | undefined
+  let liveOutput = true
+  let logLevel: LogLevel = "warning"
+  let fallback = false
+  const positional: Array<string> = []
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!
+    const [flag, inline] = arg.startsWith("--") && arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined]
+    const value = () => inline ?? argv[++i]
+    switch (flag) {
+      case "-h":
+      case "--help":
+        return Either.right({ _tag: "Help" })
+      case "-V":
+      case "--version":
+        return Either.right({ _tag: "Version" })
+      case "--timeout-ms": {
+        const raw = value()
+        if (raw === undefined || !/^[1-9][0-9]*$/.test(raw)) return Either.left(`--timeout-ms needs a positive whole number of milliseconds, got ${raw ?? "nothing"}`)
+        timeoutMs = Math.min(Number(raw), 600_000)
+        break
+      }
+      case "--no-live-output":
+        liveOutput = false
+        break
+      case "--log-level": {
+        const raw = value()
+        if (!LOG_LEVELS.includes(raw as LogLevel)) return Either.left(`--log-level must be one of ${LOG_LEVELS.join(", ")}, got ${raw ?? "nothing"}`)
+        logLevel = raw as LogLevel
+        break
+      }
+      case "--fallback":
+        fallback = true
+        break
+      default:
+        if (arg.startsWith("-")) return Either.left(`unknown option ${arg} (see --help)`)
+        positional.push(arg)
+    }
+  }
+  const options: AgentOptions = { timeoutMs, liveOutput, logLevel }
+  if (positional[0] === "demo") {
+    return Either.right({ _tag: "Demo", script: positional.length > 1 ? positional.slice(1).join(" ") : undefined, fallback, options })
+  }
+  if (positional.length > 0) return Either.left(`unexpected argument ${positional[0]} (see --help)`)
+  if (fallback) return Either.left("--fallback only applies to `dsh-acp demo`")
+  return Either.right({ _tag: "Agent", options })
+}

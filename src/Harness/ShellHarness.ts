@@ -1,0 +1,148 @@
+/**
+ * The default harness: each prompt is a bash script, run as one bash call in the session's cwd,
+ * so the agent panel works as a terminal. `/bg`, `/jobs` and `/kill` manage background tasks.
+ */
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Mailbox from "effect/Mailbox"
+import * as Ref from "effect/Ref"
+import * as Stream from "effect/Stream"
+import { Bash, type BashSession, type RunEvent } from "../Bash/Bash.js"
+import type { BashArgs } from "../Bash/BashArgs.js"
+import { BashTool } from "../Bash/BashTool.js"
+import { Harness, type HarnessSession, type PromptBlock, type SlashCommand } from "./Harness.js"
+import { HarnessEvent } from "./HarnessEvent.js"
+
+export const commands: ReadonlyArray<SlashCommand> = [
+  { name: "bg", description: "Run a script as a background task; its card stays open until it ends", hint: "script" },
+  { name: "jobs", description: "List this session's background tasks" },
+  { name: "kill", description: "Kill a background task", hint: "task id, e.g. bg-1" }
+]
+
+const HELP = [
+  "This agent runs each prompt as a bash script in the session's directory.",
+  "Type a command such as `ls -la`; `cd` persists to the next prompt.",
+  "Slash commands: `/bg <script>` runs a background task, `/jobs` lists tasks, `/kill <id>` stops one."
+].join("\n")
+
+/** One command line of a prompt: `/name rest`, or a script. */
+type Parsed =
+  | { readonly _tag: "Script"; readonly script: string }
+  | { readonly _tag: "Slash"; readonly name: string; readonly rest: string }
+  | { readonly _tag: "Empty"; readonly reason: string }
+
+export const parsePrompt = (blocks: ReadonlyArray<PromptBlock>): Parsed => {
+  const text = blocks.flatMap((b) => (b._tag === "Text" ? [b.text] : [])).join("\n")
+  if (text.trim() === "") {
+    const other = blocks.find((b) => b._tag === "Other")
+    return { _tag: "Empty", reason: other ? `A ${other._tag === "Other" ? other.type : ""} block is not a script.` : "The prompt is empty." }
+  }
+  const slash = /^\/(bg|jobs|kill)(?:\s+([\s\S]*))?$/.exec(text.trim())
+  return slash ? { _tag: "Slash", name: slash[1]!, rest: (slash[2] ?? "").trim() } : { _tag: "Script", script: text }
+}
+
+/** Maps one executor call to the events of its card. */
+const cardEvents = (callId: string, args: BashArgs, cwd: string, events: Stream.Stream<RunEvent, unknown>) =>
+  Stream.concat(
+    Stream.make(HarnessEvent.ToolCallStarted({ callId, presentation: BashTool.presentCall(args, { cwd }), pending: false })),
+    events.pipe(
+      Stream.map((event) =>
+        event._tag === "Output"
+          ? HarnessEvent.ToolOutput({ callId, data: event.data })
+          : HarnessEvent.ToolCallCompleted({ callId, presentation: BashTool.presentResult(args, event.result.text, { cwd }) })
+      ),
+      // A spawn failure still closes the card, with the reason as its result.
+      Stream.catchAll((error) =>
+        Stream.make(HarnessEvent.ToolCallCompleted({
+          callId,
+          presentation: { status: "failed", content: [{ _tag: "Text", text: String((error as { message?: unknown }).message ?? error) }] }
+        }))
+      )
+    )
+  )
+
+const message = (text: string, stopReason: "end_turn" | "cancelled" = "end_turn") =>
+  Stream.make(HarnessEvent.AgentText({ text }), HarnessEvent.TurnEnded({ stopReason }))
+
+const jobsTable = (shell: BashSession) =>
+  Effect.map(shell.list, (tasks) =>
+    tasks.length === 0
+      ? "No background tasks."
+      : ["| id | state | command |", "|---|---|---|", ...tasks.map((t) => `| ${t.id} | ${t.result ? "ended" : "running"} | \`${t.command.replaceAll("`", "'").replaceAll("\n", " ")}\` |`)].join("\n")
+  )
+
+export const make = Effect.gen(function*() {
+  const bash = yield* Bash
+  return Harness.of({
+    openSession: ({ sessionId, cwd }) =>
+      Effect.gen(function*() {
+        const shell = yield* bash.session({ cwd })
+        const background = yield* Mailbox.make<HarnessEvent>()
+        const forwarders = yield* Ref.make<ReadonlyArray<Fiber.RuntimeFiber<void>>>([])
+        let calls = 0
+        const nextCallId = () => `${sessionId}-${++calls}`
+
+        // Runs before the Bash session's own finalizer: kill the tasks first, so their cards get
+        // their final events, then end the background stream.
+        yield* Effect.addFinalizer(() =>
+          Effect.gen(function*() {
+            for (const task of yield* shell.list) {
+              if (task.result === undefined) yield* Effect.ignore(shell.kill(task.id))
+            }
+            yield* Fiber.awaitAll(yield* Ref.get(forwarders)).pipe(Effect.timeout("5 seconds"), Effect.ignore)
+            yield* background.end
+          })
+        )
+
+        const startBackground = (script: string) =>
+          Effect.gen(function*() {
+            const args: BashArgs = { command: script, run_in_background: true }
+            const task = yield* shell.start(args)
+            const callId = nextCallId()
+            const fiber = yield* cardEvents(callId, args, task.info.cwd, task.events).pipe(
+              Stream.runForEach((event) => background.offer(event)),
+              Effect.forkDaemon
+            )
+            yield* Ref.update(forwarders, (all) => [...all, fiber])
+            return `Started background task ${task.info.id}: \`/kill ${task.info.id}\` stops it, \`/jobs\` lists tasks.`
+          }).pipe(Effect.catchAll((error) => Effect.succeed(`Could not start the task: ${error.message}`)))
+
+        const prompt: HarnessSession["prompt"] = (blocks, { cancel }) => {
+          const parsed = parsePrompt(blocks)
+          switch (parsed._tag) {
+            case "Empty":
+              return message(`${parsed.reason}\n\n${HELP}`)
+            case "Slash":
+              if (parsed.name === "jobs") return Stream.unwrap(Effect.map(jobsTable(shell), (t) => message(t)))
+              if (parsed.rest === "") return message(`\`/${parsed.name}\` needs ${parsed.name === "bg" ? "a script" : "a task id"}.\n\n${HELP}`)
+              if (parsed.name === "bg") return Stream.unwrap(Effect.map(startBackground(parsed.rest), (t) => message(t)))
+              return Stream.unwrap(
+                shell.kill(parsed.rest).pipe(
+                  Effect.match({
+                    onFailure: (error) => message(error.message),
+                    onSuccess: (task) => message(`Killed ${task.id}.`)
+                  })
+                )
+              )
+            case "Script": {
+              const args: BashArgs = { command: parsed.script }
+              return Stream.unwrap(Effect.gen(function*() {
+                const cwd = yield* shell.cwd
+                const card = cardEvents(nextCallId(), args, cwd, shell.run(args, { cancel: Deferred.await(cancel) }))
+                const end = Stream.fromEffect(Effect.map(Deferred.isDone(cancel), (cancelled) =>
+                  HarnessEvent.TurnEnded({ stopReason: cancelled ? "cancelled" : "end_turn" })))
+                return Stream.concat(card, end)
+              }))
+            }
+          }
+        }
+
+        return { prompt, background: Mailbox.toStream(background), commands } satisfies HarnessSession
+      })
+  })
+})
+
+/** The shell harness over the `Bash` service. */
+export const layer: Layer.Layer<Harness, never, Bash> = Layer.effect(Harness, make)

@@ -1,0 +1,64 @@
+/**
+ * `dsh-acp`: the stdio agent Zed launches, and `dsh-acp demo`. stdout is the protocol channel:
+ * logs go to stderr, and nothing here prints to stdout except `--help` and `--version`.
+ */
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as BashLive from "./Bash/BashLive.js"
+import * as Server from "./Bridge/Server.js"
+import { type AgentOptions, HELP, type LogLevel as CliLogLevel, parseArgs, VERSION } from "./Cli.js"
+import * as ShellHarness from "./Harness/ShellHarness.js"
+
+const levels: Record<CliLogLevel, LogLevel.LogLevel> = {
+  none: LogLevel.None,
+  error: LogLevel.Error,
+  warning: LogLevel.Warning,
+  info: LogLevel.Info,
+  debug: LogLevel.Debug
+}
+
+const stderrLogger = (level: CliLogLevel) =>
+  Layer.merge(
+    Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger)),
+    Logger.minimumLogLevel(levels[level])
+  )
+
+const runAgent = (options: AgentOptions) =>
+  Server.serveStdio({
+    agentInfo: { name: "dsh-acp", title: "DSH", version: VERSION },
+    mapping: { liveOutput: options.liveOutput }
+  }).pipe(
+    Effect.provide(ShellHarness.layer),
+    Effect.provide(BashLive.layer(options.timeoutMs === undefined ? {} : { defaultTimeoutMs: options.timeoutMs })),
+    Effect.provide(stderrLogger(options.logLevel))
+  )
+
+const command = parseArgs(process.argv.slice(2))
+if (Either.isLeft(command)) {
+  process.stderr.write(`dsh-acp: ${command.left}\n`)
+  process.exitCode = 2
+} else {
+  const c = command.right
+  switch (c._tag) {
+    case "Help":
+      process.stdout.write(`${HELP}\n`)
+      break
+    case "Version":
+      process.stdout.write(`${VERSION}\n`)
+      break
+    case "Agent":
+      NodeRuntime.runMain(runAgent(c.options), { disablePrettyLogger: true })
+      break
+    case "Demo":
+      // The demo client is a separate chunk: the agent's start-up never loads it.
+      import("./Demo.js").then((demo) => demo.main(c), (error) => {
+        process.stderr.write(`dsh-acp demo: ${String(error)}\n`)
+        process.exitCode = 1
+      })
+      break
+  }
+}

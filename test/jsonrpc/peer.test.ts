@@ -4,6 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as JsonRpc from "../../src/Bridge/JsonRpc.js"
@@ -124,7 +125,7 @@ describe("JsonRpc peer: errors on the wire", () => {
       yield* h.send(request(3, "echo", { text: "alive" }))
       expect((yield* h.next).result).toBe("alive")
       yield* finish({ ...h, fiber })
-    }).pipe(Logger.withMinimumLogLevel("None" as any)))
+    }).pipe(Logger.withMinimumLogLevel(LogLevel.None)))
 
   it.effect("a handler can fail with a specific code and data", () =>
     Effect.gen(function*() {
@@ -169,7 +170,7 @@ describe("JsonRpc peer: ids and notifications", () => {
       expect(yield* h.next).toEqual({ jsonrpc: "2.0", id: 1, result: ["a", "b"] })
       const lines = yield* finish({ ...h, fiber })
       expect(lines.length).toBe(1)
-    }).pipe(Logger.withMinimumLogLevel("None" as any)))
+    }).pipe(Logger.withMinimumLogLevel(LogLevel.None)))
 
   it.effect("outgoing notify writes a notification line", () =>
     Effect.gen(function*() {
@@ -200,7 +201,7 @@ describe("JsonRpc peer: line limit", () => {
       expect(yield* h.next).toEqual({ jsonrpc: "2.0", id: 2, result: { text: "small" } })
       const lines = yield* finish(h)
       expect(lines.length).toBe(2)
-    }).pipe(Logger.withMinimumLogLevel("None" as any)))
+    }).pipe(Logger.withMinimumLogLevel(LogLevel.None)))
 })
 
 describe("JsonRpc peer: outgoing requests", () => {

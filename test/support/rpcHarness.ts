@@ -37,7 +37,8 @@ export interface Harness {
   readonly peer: JsonRpc.Peer
   /** Sends an object (serialized) or a raw string, newline added. */
   readonly send: (msg: unknown) => Effect.Effect<void>
-  readonly sendRaw: (chunk: string) => Effect.Effect<void>
+  /** Sends a raw chunk, as is (no newline added). */
+  readonly sendRaw: (chunk: string | Uint8Array) => Effect.Effect<void>
   /** Ends the input (EOF). */
   readonly end: Effect.Effect<void>
   /** The next written line, parsed and checked. */
@@ -52,15 +53,15 @@ export const EchoParams = Schema.Struct({ text: Schema.String })
 export const makeHarness = (options: { readonly maxLineBytes?: number } = {}) =>
   Effect.gen(function*() {
     const out = yield* Queue.unbounded<string>()
-    const input = yield* Queue.unbounded<string | null>()
+    const input = yield* Queue.unbounded<string | Uint8Array | null>()
     const written: Array<string> = []
     const peer = yield* JsonRpc.make({
       write: (line) => Effect.sync(() => written.push(line)).pipe(Effect.zipRight(Queue.offer(out, line))),
       ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes })
     })
     const stream = Stream.fromQueue(input).pipe(
-      Stream.takeWhile((x): x is string => x !== null)
-    ) as Stream.Stream<string>
+      Stream.takeWhile((x): x is string | Uint8Array => x !== null)
+    ) as Stream.Stream<string | Uint8Array>
     const harness: Harness = {
       peer,
       send: (msg) => Queue.offer(input, (typeof msg === "string" ? msg : JSON.stringify(msg)) + "\n"),

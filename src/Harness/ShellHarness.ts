@@ -11,7 +11,8 @@ import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import { Bash, type BashSession, type RunEvent } from "../Bash/Bash.js"
 import type { BashArgs } from "../Bash/BashArgs.js"
-import { BashTool } from "../Bash/BashTool.js"
+import * as BashTool from "../Bash/BashTool.js"
+import type { CallPresentation } from "../Presentation/Presentation.js"
 import { Harness, type HarnessSession, type PromptBlock, type SlashCommand } from "./Harness.js"
 import { HarnessEvent } from "./HarnessEvent.js"
 
@@ -44,9 +45,15 @@ export const parsePrompt = (blocks: ReadonlyArray<PromptBlock>): Parsed => {
 }
 
 /** Maps one executor call to the events of its card. */
-const cardEvents = (callId: string, args: BashArgs, cwd: string, events: Stream.Stream<RunEvent, unknown>) =>
+const cardEvents = (
+  callId: string,
+  args: BashArgs,
+  cwd: string,
+  call: CallPresentation,
+  events: Stream.Stream<RunEvent, unknown>
+) =>
   Stream.concat(
-    Stream.make(HarnessEvent.ToolCallStarted({ callId, presentation: BashTool.presentCall(args, { cwd }), pending: false })),
+    Stream.make(HarnessEvent.ToolCallStarted({ callId, presentation: call, pending: false })),
     events.pipe(
       Stream.map((event) =>
         event._tag === "Output"
@@ -101,7 +108,8 @@ export const make = Effect.gen(function*() {
             const args: BashArgs = { command: script, run_in_background: true }
             const task = yield* shell.start(args)
             const callId = nextCallId()
-            const fiber = yield* cardEvents(callId, args, task.info.cwd, task.events).pipe(
+            const call = BashTool.presentTaskCall(args, task.info.id, { cwd: task.info.cwd })
+            const fiber = yield* cardEvents(callId, args, task.info.cwd, call, task.events).pipe(
               Stream.runForEach((event) => background.offer(event)),
               Effect.forkDaemon
             )
@@ -130,7 +138,8 @@ export const make = Effect.gen(function*() {
               const args: BashArgs = { command: parsed.script }
               return Stream.unwrap(Effect.gen(function*() {
                 const cwd = yield* shell.cwd
-                const card = cardEvents(nextCallId(), args, cwd, shell.run(args, { cancel: Deferred.await(cancel) }))
+                const call = BashTool.presentCall(args, { cwd })
+                const card = cardEvents(nextCallId(), args, cwd, call, shell.run(args, { cancel: Deferred.await(cancel) }))
                 const end = Stream.fromEffect(Effect.map(Deferred.isDone(cancel), (cancelled) =>
                   HarnessEvent.TurnEnded({ stopReason: cancelled ? "cancelled" : "end_turn" })))
                 return Stream.concat(card, end)

@@ -1,0 +1,16 @@
+/**
+ * dsh-acp as a library: the bash executor and tool, the presentation vocabulary, the harness seam
+ * and the ACP bridge, for Effect-based agents that bring their own harness.
+ *
+ * ```ts
+ * import { Bash, Bridge, Harness } from "dsh-acp"
+ * Bridge.Server.serveStdio({ agentInfo: { name: "my-agent", title: "Mine", version: "1.0.0" } }).pipe(
+ *   Effect.provide(Harness.ShellHarness.layer),   // or your own `Harness` layer
+ *   Effect.provide(Bash.BashLive.layer())
+ * )
+ * ```
+ */
+export * as Bash from "./Bash/index.js"
+export * as Bridge from "./Bridge/index.js"
+export * as Harness from "./Harness/index.js"
+export * as Presentation from "./Presentation/index.js"

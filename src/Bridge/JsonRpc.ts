@@ -271,6 +271,8 @@ export const make = (options: PeerOptions): Effect.Effect<Peer> =>
       if (Exit.isSuccess(exit)) return write(resultLine(id, exit.value))
       const failure = Cause.failureOption(exit.cause)
       if (Option.isSome(failure) && failure.value instanceof RpcError) return write(errorLine(id, failure.value))
+      // A handler that interrupted itself (its work was cancelled from elsewhere) did not crash.
+      if (Cause.isInterruptedOnly(exit.cause)) return write(errorLine(id, RpcError.requestCancelled()))
       return Effect.logError("request handler died", exit.cause).pipe(
         Effect.zipRight(write(errorLine(id, RpcError.internal(shortDefect(exit.cause)))))
       )

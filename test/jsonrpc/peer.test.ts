@@ -122,6 +122,9 @@ describe("JsonRpc peer: errors on the wire", () => {
       const thrown = yield* h.next
       expect(thrown.error.code).toBe(-32603)
       expect(thrown.error.message).toContain("thrown while building")
+      yield* h.peer.handle("interrupted", Schema.Unknown, () => Effect.interrupt)
+      yield* h.send(request(4, "interrupted", {}))
+      expect((yield* h.next).error).toEqual({ code: -32800, message: "Request cancelled" })
       yield* h.send(request(3, "echo", { text: "alive" }))
       expect((yield* h.next).result).toBe("alive")
       yield* finish({ ...h, fiber })

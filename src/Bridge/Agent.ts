@@ -10,6 +10,7 @@ import { Harness, type PromptBlock } from "../Harness/Harness.js"
 import { Capabilities } from "./Capabilities.js"
 import { JsonRpc, RpcError } from "./JsonRpc.js"
 import { Mapping } from "./Mapping.js"
+import * as Permission from "./Permission.js"
 import * as Session from "./Session.js"
 import * as Wire from "./Wire.js"
 
@@ -77,7 +78,8 @@ export const serve = <E, R>(input: Stream.Stream<Uint8Array | string, E, R>, inf
     yield* peer.handle(Wire.Method.sessionNew, Wire.NewSessionParams, (params) =>
       whenInitialized(Effect.gen(function*() {
         const id = `dsh-${randomUUID()}`
-        const opened = yield* Session.open({ id, cwd: params.cwd, harness, mapping, emit })
+        const client = { requestPermission: Permission.ask(peer, id) }
+        const opened = yield* Session.open({ id, cwd: params.cwd, harness, mapping, emit, client })
         sessions.set(id, opened)
         yield* Effect.logInfo(`session ${id} opened in ${params.cwd}`)
         // After the response is on the wire, so the client knows the session the update names.

@@ -12,7 +12,7 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import type { Harness, PromptBlock, SlashCommand } from "../Harness/Harness.js"
+import type { ClientAccess, Harness, PromptBlock, SlashCommand } from "../Harness/Harness.js"
 import type { HarnessEvent, StopReason } from "../Harness/HarnessEvent.js"
 import type { Mapping } from "./Mapping.js"
 import type { SessionNotification } from "./SessionUpdate.js"
@@ -38,6 +38,7 @@ export const open = (options: {
   readonly harness: Harness["Type"]
   readonly mapping: Mapping["Type"]
   readonly emit: (params: SessionNotification) => Effect.Effect<void>
+  readonly client: ClientAccess
 }): Effect.Effect<Session> =>
   Effect.gen(function*() {
     // The mapper outlives the harness session: when the harness shuts down (killing its background
@@ -45,7 +46,7 @@ export const open = (options: {
     const mapperScope = yield* Scope.make()
     const harnessScope = yield* Scope.make()
     const mapper = yield* options.mapping.forSession(options.id, options.emit).pipe(Scope.extend(mapperScope))
-    const harness = yield* options.harness.openSession({ sessionId: options.id, cwd: options.cwd }).pipe(
+    const harness = yield* options.harness.openSession({ sessionId: options.id, cwd: options.cwd, client: options.client }).pipe(
       Scope.extend(harnessScope)
     )
     const backgroundFiber = yield* harness.background.pipe(

@@ -7,6 +7,7 @@ import type * as Deferred from "effect/Deferred"
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
+import type { CallPresentation } from "../Presentation/Presentation.js"
 import type { HarnessEvent } from "./HarnessEvent.js"
 
 /** A prompt's content, reduced to what a harness can act on. */
@@ -33,7 +34,25 @@ export interface HarnessSession {
   readonly commands: ReadonlyArray<SlashCommand>
 }
 
+/** The user's answer to a permission request; `cancelled` when the turn was cancelled meanwhile. */
+export type PermissionDecision = "allow_once" | "allow_always" | "reject" | "cancelled"
+
+/** What the bridge offers a harness session: asking the user (ACP `session/request_permission`). */
+export interface ClientAccess {
+  /** Asks before running a call; the card of `callId` should be open as `pending`. */
+  readonly requestPermission: (request: {
+    readonly callId: string
+    readonly presentation: CallPresentation
+  }) => Effect.Effect<PermissionDecision>
+}
+
+export interface SessionContext {
+  readonly sessionId: string
+  readonly cwd: string
+  readonly client: ClientAccess
+}
+
 export class Harness extends Context.Tag("dsh-acp/Harness/Harness")<Harness, {
   /** Opens a session; closing the scope ends everything it owns (tasks, history). */
-  readonly openSession: (context: { readonly sessionId: string; readonly cwd: string }) => Effect.Effect<HarnessSession, never, Scope.Scope>
+  readonly openSession: (context: SessionContext) => Effect.Effect<HarnessSession, never, Scope.Scope>
 }>() {}

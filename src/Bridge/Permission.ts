@@ -1,0 +1,52 @@
+/**
+ * `session/request_permission`: how a harness asks the user before running a call. The request
+ * never carries terminal content (the wire contract: a client may not know that terminal yet).
+ */
+import * as Effect from "effect/Effect"
+import type { PermissionDecision } from "../Harness/Harness.js"
+import type { CallPresentation } from "../Presentation/Presentation.js"
+import type { Peer } from "./JsonRpc.js"
+import { textContent } from "./SessionUpdate.js"
+import * as Wire from "./Wire.js"
+
+export const OPTIONS = [
+  { optionId: "allow_once", name: "Allow once", kind: "allow_once" },
+  { optionId: "allow_always", name: "Always allow in this session", kind: "allow_always" },
+  { optionId: "reject", name: "Reject", kind: "reject_once" }
+] as const
+
+export const requestParams = (sessionId: string, callId: string, presentation: CallPresentation) => ({
+  sessionId,
+  toolCall: {
+    toolCallId: callId,
+    title: presentation.title,
+    kind: presentation.kind,
+    status: "pending",
+    content: presentation.content.map((c) => textContent(c.text)),
+    ...(presentation.input === undefined ? {} : { rawInput: presentation.input })
+  },
+  options: OPTIONS
+})
+
+const decisionOf = (response: unknown): PermissionDecision | undefined => {
+  const outcome = (response as { outcome?: { outcome?: unknown; optionId?: unknown } } | null)?.outcome
+  if (outcome?.outcome === "cancelled") return "cancelled"
+  if (outcome?.outcome !== "selected") return undefined
+  return outcome.optionId === "allow_once" || outcome.optionId === "allow_always" ? outcome.optionId
+    : outcome.optionId === "reject" ? "reject" : undefined
+}
+
+/** Asks the client; an error or an answer we cannot read counts as a rejection (never run unasked). */
+export const ask = (peer: Peer, sessionId: string) =>
+  (request: { readonly callId: string; readonly presentation: CallPresentation }): Effect.Effect<PermissionDecision> =>
+    peer.request(Wire.Method.requestPermission, requestParams(sessionId, request.callId, request.presentation)).pipe(
+      Effect.flatMap((response) => {
+        const decision = decisionOf(response)
+        return decision !== undefined
+          ? Effect.succeed(decision)
+          : Effect.logWarning(`unreadable permission answer: ${JSON.stringify(response)}`).pipe(Effect.as("reject" as const))
+      }),
+      Effect.catchAll((error) =>
+        Effect.logWarning(`permission request failed: ${error.message}`).pipe(Effect.as("reject" as const))
+      )
+    )

@@ -1,0 +1,687 @@
+#!/usr/bin/env node
+// Benchmarks of dsh-acp against their floors, measured side by side in one run and interleaved, so
+// machine noise hits both alike. Plain Node ESM on purpose: it drives the bundled command
+// (`dist/bin.js`) over real stdio exactly as Zed does, with no build step of its own.
+//
+//   npm run bench                        build, run everything, write docs/BENCHMARKS.md
+//   node bench/run.mjs --short           the CI size (~20 s): fewer rounds, a 64 MiB flood
+//   node bench/run.mjs --no-write        print the markdown instead of writing the file
+//   node bench/run.mjs --json            print the results as JSON (what the test reads)
+//   node bench/run.mjs --only cold,call  run some benchmarks (cold, call, live, flood, concurrency)
+//   node bench/run.mjs --agent path.js   benchmark another build of the command
+//
+// Timing thresholds live here and in the report, never in tests.
+import { spawn } from "node:child_process"
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
+import { availableParallelism, cpus, tmpdir, totalmem } from "node:os"
+import { dirname, join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
+
+// ---------------------------------------------------------------------------------------------
+// Statistics
+
+export const median = (xs) => percentile(xs, 50)
+
+/** Nearest-rank percentile. */
+export const percentile = (xs, p) => {
+  if (xs.length === 0) return NaN
+  const sorted = [...xs].sort((a, b) => a - b)
+  const rank = Math.ceil((p / 100) * sorted.length)
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]
+}
+
+const now = () => performance.now()
+/** Wall clock in ms with sub-millisecond precision, comparable to `date +%s%N` / 1e6. */
+const wallMs = () => performance.timeOrigin + performance.now()
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+
+// ---------------------------------------------------------------------------------------------
+// A minimal ACP client over NDJSON stdio. It parses every line (the client must see each update
+// to time it) but keeps nothing it does not need, so it is never the bottleneck.
+
+class Client {
+  constructor(agentPath, { onUpdate } = {}) {
+    this.child = spawn(process.execPath, [agentPath], { stdio: ["pipe", "pipe", "pipe"] })
+    this.pid = this.child.pid
+    this.nextId = 1
+    this.pending = new Map()
+    this.onUpdate = onUpdate ?? (() => {})
+    this.bytes = 0
+    this.stderr = ""
+    this.exited = new Promise((r) => this.child.once("exit", (code, signal) => r({ code, signal })))
+    let buffer = ""
+    this.child.stdout.setEncoding("utf8")
+    this.child.stdout.on("data", (chunk) => {
+      const at = now()
+      this.bytes += Buffer.byteLength(chunk)
+      buffer += chunk
+      let nl
+      while ((nl = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, nl)
+        buffer = buffer.slice(nl + 1)
+        if (line.trim() !== "") this.dispatch(JSON.parse(line), at)
+      }
+    })
+    this.child.stderr.setEncoding("utf8")
+    this.child.stderr.on("data", (chunk) => {
+      this.stderr = (this.stderr + chunk).slice(-4000)
+    })
+    this.child.once("exit", () => {
+      for (const { reject } of this.pending.values()) reject(new Error(`agent exited; stderr: ${this.stderr}`))
+      this.pending.clear()
+    })
+  }
+
+  dispatch(message, at) {
+    if (message.id !== undefined && message.method === undefined) {
+      const waiter = this.pending.get(message.id)
+      this.pending.delete(message.id)
+      if (waiter === undefined) return
+      if (message.error) waiter.reject(new Error(`${waiter.method}: ${JSON.stringify(message.error)}`))
+      else waiter.resolve({ result: message.result, at })
+    } else if (message.method === "session/update") {
+      this.onUpdate(message.params, at)
+    } else if (message.id !== undefined) {
+      // A request from the agent (e.g. permission): this client supports none.
+      this.send({ jsonrpc: "2.0", id: message.id, error: { code: -32601, message: "Method not found" } })
+    }
+  }
+
+  send(message) {
+    this.child.stdin.write(JSON.stringify(message) + "\n")
+  }
+
+  /** Resolves with `{ result, at }`: `at` is when the response line arrived. */
+  request(method, params) {
+    const id = this.nextId++
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject, method })
+      this.send({ jsonrpc: "2.0", id, method, params })
+    })
+  }
+
+  initialize() {
+    return this.request("initialize", {
+      protocolVersion: 1,
+      clientCapabilities: { _meta: { terminal_output: true } },
+      clientInfo: { name: "dsh-acp-bench", version: "1" }
+    })
+  }
+
+  async newSession(cwd) {
+    return (await this.request("session/new", { cwd, mcpServers: [] })).result.sessionId
+  }
+
+  prompt(sessionId, text) {
+    return this.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] })
+  }
+
+  /** Ends stdin (the agent exits at EOF) and waits; kills it if it lingers. */
+  async close() {
+    this.child.stdin.end()
+    const timer = setTimeout(() => this.child.kill("SIGKILL"), 5000)
+    const exit = await this.exited
+    clearTimeout(timer)
+    return exit
+  }
+}
+
+/** Runs one prompt and collects its cards: per toolCallId the output, the exit and when it came. */
+const runPrompt = async (client, sessionId, text, cards) => {
+  const sent = now()
+  const { result } = await client.prompt(sessionId, text)
+  return { sent, stopReason: result.stopReason, cards }
+}
+
+/** An update handler that files card updates by session and call id. */
+const cardCollector = () => {
+  const sessions = new Map()
+  const onUpdate = ({ sessionId, update }, at) => {
+    let calls = sessions.get(sessionId)
+    if (calls === undefined) sessions.set(sessionId, (calls = new Map()))
+    if (update.sessionUpdate === "tool_call") {
+      calls.set(update.toolCallId, { cwd: update._meta?.terminal_info?.cwd, output: "", startedAt: at, exit: undefined, exitAt: undefined })
+    } else if (update.sessionUpdate === "tool_call_update") {
+      const call = calls.get(update.toolCallId)
+      if (call === undefined) return
+      const data = update._meta?.terminal_output?.data
+      if (typeof data === "string") call.output += data
+      if (update._meta?.terminal_exit !== undefined) {
+        call.exit = update._meta.terminal_exit
+        call.exitAt = at
+      }
+    }
+  }
+  return { sessions, onUpdate }
+}
+
+/** Spawns `bash -c script` with piped stdio (as the agent does) and resolves when it has closed. */
+const runBash = (script, { onStdout } = {}) =>
+  new Promise((resolve, reject) => {
+    const start = now()
+    const child = spawn("bash", ["--noprofile", "--norc", "-c", script], { stdio: ["ignore", "pipe", "pipe"] })
+    let output = ""
+    child.stdout.setEncoding("utf8")
+    child.stdout.on("data", (chunk) => {
+      if (onStdout) onStdout(chunk, now())
+      else output += chunk
+    })
+    child.stderr.resume()
+    child.once("error", reject)
+    child.once("close", (code) => resolve({ ms: now() - start, code, output }))
+  })
+
+const readStatus = (pid, field) => {
+  try {
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"))
+    return match ? Number(match[1]) * 1024 : NaN
+  } catch {
+    return NaN
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cold start: spawn → `initialize` response, against a bare Node that answers the same request.
+
+const FLOOR_SERVER = `
+process.stdin.setEncoding("utf8")
+let b = ""
+process.stdin.on("data", (c) => {
+  b += c
+  const nl = b.indexOf("\\n")
+  if (nl < 0) return
+  const m = JSON.parse(b.slice(0, nl))
+  process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: 1 } }) + "\\n")
+})`
+
+const INIT_LINE = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: 1, clientCapabilities: { _meta: { terminal_output: true } } }
+}) + "\n"
+
+/** Spawns `args`, writes the initialize line at once, and times the first response line. */
+const coldOnce = (args) =>
+  new Promise((resolve, reject) => {
+    const start = now()
+    const child = spawn(process.execPath, args, { stdio: ["pipe", "pipe", "ignore"] })
+    let out = ""
+    let ms
+    child.stdout.setEncoding("utf8")
+    child.stdout.on("data", (chunk) => {
+      out += chunk
+      if (ms === undefined && out.includes("\n")) {
+        ms = now() - start
+        child.stdin.end()
+      }
+    })
+    child.stdin.write(INIT_LINE)
+    child.once("error", reject)
+    child.once("exit", () => {
+      if (ms === undefined) return reject(new Error(`no initialize response from ${args.join(" ")}`))
+      const response = JSON.parse(out.slice(0, out.indexOf("\n")))
+      resolve({ ms, ok: response.id === 1 && response.result?.protocolVersion === 1 })
+    })
+  })
+
+export const benchCold = async ({ agent, rounds }) => {
+  const agentMs = []
+  const floorMs = []
+  let ok = true
+  // One untimed round of each warms the page cache.
+  await coldOnce([agent])
+  await coldOnce(["-e", FLOOR_SERVER])
+  for (let i = 0; i < rounds; i++) {
+    const a = await coldOnce([agent])
+    const f = await coldOnce(["-e", FLOOR_SERVER])
+    ok &&= a.ok && f.ok
+    agentMs.push(a.ms)
+    floorMs.push(f.ms)
+  }
+  const agentMedian = median(agentMs)
+  const floorMedian = median(floorMs)
+  return { rounds, ok, agentMs, floorMs, agentMedian, floorMedian, ratio: agentMedian / floorMedian, target: 1.5, met: agentMedian / floorMedian <= 1.5 }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-call overhead: `session/prompt` "true" → the final update (terminal_exit), against Node
+// spawning `bash -c true` directly.
+
+export const benchCall = async ({ agent, rounds, warmup }) => {
+  const { sessions, onUpdate } = cardCollector()
+  const client = new Client(agent, { onUpdate })
+  await client.initialize()
+  const cwd = realpathSync(tmpdir())
+  const sessionId = await client.newSession(cwd)
+  const agentMs = []
+  const floorMs = []
+  let ok = true
+  for (let i = 0; i < warmup + rounds; i++) {
+    const { sent, stopReason } = await runPrompt(client, sessionId, "true", undefined)
+    const calls = [...sessions.get(sessionId).values()]
+    const call = calls[calls.length - 1]
+    ok &&= stopReason === "end_turn" && call?.exit?.exit_code === 0
+    const floor = await runBash("true")
+    ok &&= floor.code === 0
+    if (i >= warmup) {
+      agentMs.push(call.exitAt - sent)
+      floorMs.push(floor.ms)
+    }
+  }
+  await client.close()
+  const agentMedian = median(agentMs)
+  const floorMedian = median(floorMs)
+  const overhead = agentMedian - floorMedian
+  return {
+    rounds,
+    ok,
+    agentMedian,
+    floorMedian,
+    agentP95: percentile(agentMs, 95),
+    floorP95: percentile(floorMs, 95),
+    overhead,
+    target: 5,
+    met: overhead <= 5
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Live output latency: each line carries its own write time; latency = receive time − stamp.
+
+const LIVE_LINES = 20
+const liveScript = (lines) => `for i in $(seq ${lines}); do date +%s%N; sleep 0.1; done`
+
+/** Latencies (ms) of the stamped lines in `text` received at wall time `atWall`. */
+const stampLatencies = (text, atWall) =>
+  text.split("\n").filter((l) => /^\d{19}$/.test(l)).map((l) => atWall - Number(BigInt(l) / 1000n) / 1000)
+
+export const benchLive = async ({ agent, rounds }) => {
+  const agentLat = []
+  const floorLat = []
+  let agentLines = 0
+  let floorLines = 0
+  const client = new Client(agent, {
+    onUpdate: ({ update }, at) => {
+      const data = update._meta?.terminal_output?.data
+      if (update.sessionUpdate === "tool_call_update" && typeof data === "string") {
+        const lat = stampLatencies(data, performance.timeOrigin + at)
+        agentLines += lat.length
+        agentLat.push(...lat)
+      }
+    }
+  })
+  await client.initialize()
+  const sessionId = await client.newSession(realpathSync(tmpdir()))
+  let ok = true
+  for (let i = 0; i < rounds; i++) {
+    const { result } = await client.prompt(sessionId, liveScript(LIVE_LINES))
+    ok &&= result.stopReason === "end_turn"
+    // Lines can split across chunks in a direct pipe; join them first.
+    let partial = ""
+    const floor = await runBash(liveScript(LIVE_LINES), {
+      onStdout: (chunk, at) => {
+        const text = partial + chunk
+        const cut = text.lastIndexOf("\n") + 1
+        partial = text.slice(cut)
+        const lat = stampLatencies(text.slice(0, cut), performance.timeOrigin + at)
+        floorLines += lat.length
+        floorLat.push(...lat)
+      }
+    })
+    ok &&= floor.code === 0
+  }
+  await client.close()
+  ok &&= agentLines === rounds * LIVE_LINES && floorLines === rounds * LIVE_LINES
+  const agentMedian = median(agentLat)
+  return {
+    rounds,
+    ok,
+    lines: agentLines,
+    agentMedian,
+    agentP95: percentile(agentLat, 95),
+    floorMedian: median(floorLat),
+    floorP95: percentile(floorLat, 95),
+    target: 60,
+    met: agentMedian <= 60
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Flood: a command printing `bytes` through the agent to a client that discards, against the
+// same command with its output to /dev/null.
+
+const DISPLAY_BUDGET = 2 * 1024 * 1024
+
+const floodScript = (bytes) => `head -c ${bytes} /dev/zero | tr '\\0' a`
+
+export const benchFlood = async ({ agent, rounds, bytes }) => {
+  const agentMs = []
+  const floorMs = []
+  const peaks = []
+  const clientBytes = []
+  const shownBytes = []
+  let ok = true
+  for (let i = 0; i < rounds; i++) {
+    // A fresh agent per round, so its VmHWM is this round's peak.
+    let shown = 0
+    let exitAt
+    const client = new Client(agent, {
+      onUpdate: ({ update }, at) => {
+        const data = update._meta?.terminal_output?.data
+        if (typeof data === "string") shown += Buffer.byteLength(data)
+        if (update._meta?.terminal_exit !== undefined) exitAt = at
+      }
+    })
+    await client.initialize()
+    const sessionId = await client.newSession(realpathSync(tmpdir()))
+    let peak = readStatus(client.pid, "VmHWM")
+    const poll = setInterval(() => {
+      const hwm = readStatus(client.pid, "VmHWM")
+      if (hwm > peak || Number.isNaN(peak)) peak = hwm
+    }, 50)
+    const before = client.bytes
+    const sent = now()
+    const { result } = await client.prompt(sessionId, floodScript(bytes))
+    const hwm = readStatus(client.pid, "VmHWM")
+    if (hwm > peak) peak = hwm
+    clearInterval(poll)
+    ok &&= result.stopReason === "end_turn" && exitAt !== undefined
+    agentMs.push(exitAt - sent)
+    peaks.push(peak)
+    clientBytes.push(client.bytes - before)
+    shownBytes.push(shown)
+    await client.close()
+    const floor = await runBash(`${floodScript(bytes)} > /dev/null`)
+    ok &&= floor.code === 0
+    floorMs.push(floor.ms)
+  }
+  const agentMedian = median(agentMs)
+  const floorMedian = median(floorMs)
+  const peakRss = Math.max(...peaks)
+  const maxClientBytes = Math.max(...clientBytes)
+  const maxShownBytes = Math.max(...shownBytes)
+  // The card shows at most the budget plus the one-line skip note; JSON framing adds a little.
+  const bounded = maxShownBytes <= DISPLAY_BUDGET + 200 && maxClientBytes <= DISPLAY_BUDGET * 1.1 + 64 * 1024
+  return {
+    rounds,
+    bytes,
+    ok,
+    agentMedian,
+    floorMedian,
+    ratio: agentMedian / floorMedian,
+    throughputMiBs: bytes / 1048576 / (agentMedian / 1000),
+    peakRss,
+    clientBytes: maxClientBytes,
+    shownBytes: maxShownBytes,
+    bounded,
+    targetRss: 150 * 1024 * 1024,
+    met: bounded && peakRss <= 150 * 1024 * 1024
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Concurrency: S sessions × N commands at once, each `cd` into its own dir and print who it is.
+// Checks every output and every card's cwd (the previous command's dir: `cd` persists per
+// session), so any cross-talk between sessions shows.
+
+const concurrencyScript = (dir, s, n) => `cd '${dir}' && echo s${s}-${n}; pwd`
+
+export const benchConcurrency = async ({ agent, sessions: S, commands: N }) => {
+  const base = realpathSync(mkdtempSync(join(tmpdir(), "dsh-bench-")))
+  const dirOf = (s, n) => join(base, `s${s}`, `c${n}`)
+  for (let s = 0; s < S; s++) for (let n = 0; n < N; n++) mkdirSync(dirOf(s, n), { recursive: true })
+  const errors = []
+  const { sessions, onUpdate } = cardCollector()
+  const client = new Client(agent, { onUpdate })
+  try {
+    await client.initialize()
+    const ids = []
+    for (let s = 0; s < S; s++) ids.push(await client.newSession(join(base, `s${s}`)))
+
+    const agentMs = []
+    const start = now()
+    await Promise.all(ids.map(async (id, s) => {
+      for (let n = 0; n < N; n++) {
+        const sent = now()
+        const { result } = await client.prompt(id, concurrencyScript(dirOf(s, n), s, n))
+        const calls = [...(sessions.get(id)?.values() ?? [])]
+        const call = calls[calls.length - 1]
+        const expectedCwd = n === 0 ? join(base, `s${s}`) : dirOf(s, n - 1)
+        const expected = `s${s}-${n}\n${dirOf(s, n)}\n`
+        if (result.stopReason !== "end_turn") errors.push(`s${s}-${n}: stopReason ${result.stopReason}`)
+        if (calls.length !== n + 1) errors.push(`s${s}-${n}: ${calls.length} cards in the session, expected ${n + 1}`)
+        if (call?.output.replace(/\r\n/g, "\n") !== expected) errors.push(`s${s}-${n}: output ${JSON.stringify(call?.output)}, expected ${JSON.stringify(expected)}`)
+        if (call?.cwd !== expectedCwd) errors.push(`s${s}-${n}: card cwd ${call?.cwd}, expected ${expectedCwd}`)
+        if (call?.exit?.exit_code !== 0) errors.push(`s${s}-${n}: exit ${JSON.stringify(call?.exit)}`)
+        if (call?.exitAt !== undefined) agentMs.push(call.exitAt - sent)
+      }
+    }))
+    const agentWallMs = now() - start
+
+    // The floor: the same S × N commands, each a direct bash spawn, S loops at once.
+    const floorMs = []
+    const floorStart = now()
+    await Promise.all(Array.from({ length: S }, async (_, s) => {
+      for (let n = 0; n < N; n++) {
+        const r = await runBash(concurrencyScript(dirOf(s, n), s, n))
+        if (r.output !== `s${s}-${n}\n${dirOf(s, n)}\n`) errors.push(`floor s${s}-${n}: ${JSON.stringify(r.output)}`)
+        floorMs.push(r.ms)
+      }
+    }))
+    const floorWallMs = now() - floorStart
+
+    return {
+      sessions: S,
+      commands: N,
+      calls: agentMs.length,
+      ok: errors.length === 0 && agentMs.length === S * N,
+      errors: errors.slice(0, 10),
+      agentP50: percentile(agentMs, 50),
+      agentP99: percentile(agentMs, 99),
+      floorP50: percentile(floorMs, 50),
+      floorP99: percentile(floorMs, 99),
+      overheadP50: percentile(agentMs, 50) - percentile(floorMs, 50),
+      overheadP99: percentile(agentMs, 99) - percentile(floorMs, 99),
+      agentWallMs,
+      floorWallMs
+    }
+  } finally {
+    await client.close()
+    rmSync(base, { recursive: true, force: true })
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The report
+
+const ms = (x) => (Number.isFinite(x) ? `${x.toFixed(1)} ms` : "—")
+const mib = (x) => `${(x / 1048576).toFixed(1)} MiB`
+const yes = (b) => (b ? "yes" : "**NO**")
+
+export const machine = () => ({
+  date: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+  nproc: availableParallelism(),
+  cpu: cpus()[0]?.model ?? "unknown",
+  memory: totalmem(),
+  node: process.version,
+  platform: `${process.platform} ${process.arch}`
+})
+
+export const markdown = (results, { short, argv }) => {
+  const m = results.machine
+  const lines = [
+    "# Benchmarks",
+    "",
+    "Generated by `bench/run.mjs`; do not edit by hand. Each benchmark runs dsh-acp and its floor (the",
+    "least any implementation could do) side by side in one run, interleaved, and reports medians.",
+    "",
+    `- Date: ${m.date}`,
+    `- Machine: ${m.nproc} CPUs (nproc), ${m.cpu}, ${mib(m.memory)} RAM, ${m.platform}`,
+    `- Node: ${m.node}`,
+    `- Mode: ${short ? "short (CI size)" : "full"}; command: \`node bench/run.mjs${argv.length ? " " + argv.join(" ") : ""}\``,
+    "",
+    "Rerun with `npm run bench` (builds `dist/`, runs everything, rewrites this file), or",
+    "`node bench/run.mjs --short --no-write` for the quick CI-size run printed to stdout.",
+    ""
+  ]
+  const c = results.cold
+  if (c) {
+    lines.push(
+      "## Cold start",
+      "",
+      "Spawn → `initialize` response. Floor: `node -e` that reads one line and writes one JSON-RPC response.",
+      "",
+      "| | median | target | met |",
+      "|---|---|---|---|",
+      `| dsh-acp (\`node dist/bin.js\`) | ${ms(c.agentMedian)} | | |`,
+      `| floor (bare node) | ${ms(c.floorMedian)} | | |`,
+      `| ratio | ${c.ratio.toFixed(2)}× | ≤ ${c.target}× | ${yes(c.met)} |`,
+      "",
+      `${c.rounds} rounds each, after one untimed warm-up.`,
+      ""
+    )
+  }
+  const k = results.call
+  if (k) {
+    lines.push(
+      "## Per-call overhead",
+      "",
+      "`session/prompt` with `true` → the final `tool_call_update` (`terminal_exit`). Floor: Node spawning",
+      "`bash --noprofile --norc -c true` with piped stdio and waiting for it to close.",
+      "",
+      "| | median | p95 |",
+      "|---|---|---|",
+      `| dsh-acp | ${ms(k.agentMedian)} | ${ms(k.agentP95)} |`,
+      `| floor | ${ms(k.floorMedian)} | ${ms(k.floorP95)} |`,
+      "",
+      `Overhead (median − median): **${ms(k.overhead)}**; target ≤ +${k.target} ms: ${yes(k.met)}. ${k.rounds} calls each.`,
+      ""
+    )
+  }
+  const l = results.live
+  if (l) {
+    lines.push(
+      "## Live output latency",
+      "",
+      `\`${liveScript(LIVE_LINES)}\`: each line carries its write time; latency = client receive time − stamp.`,
+      "Floor: the same script with its stdout piped straight into the benchmark process.",
+      "",
+      "| | median | p95 |",
+      "|---|---|---|",
+      `| dsh-acp | ${ms(l.agentMedian)} | ${ms(l.agentP95)} |`,
+      `| floor | ${ms(l.floorMedian)} | ${ms(l.floorP95)} |`,
+      "",
+      `Target median ≤ ${l.target} ms: ${yes(l.met)}. ${l.lines} lines through the agent.`,
+      ""
+    )
+  }
+  const f = results.flood
+  if (f) {
+    lines.push(
+      "## Flood",
+      "",
+      `\`${floodScript(f.bytes)}\` (${mib(f.bytes)}) through the agent to a client that discards it, against`,
+      "the same command with its output to /dev/null.",
+      "",
+      "| | value | target | met |",
+      "|---|---|---|---|",
+      `| dsh-acp time (median) | ${ms(f.agentMedian)} (${f.throughputMiBs.toFixed(0)} MiB/s) | | |`,
+      `| floor time (median) | ${ms(f.floorMedian)} | | |`,
+      `| ratio | ${f.ratio.toFixed(2)}× | | |`,
+      `| agent peak RSS (VmHWM) | ${mib(f.peakRss)} | ≤ 150 MiB | ${yes(f.peakRss <= f.targetRss)} |`,
+      `| bytes the client received (all protocol lines) | ${mib(f.clientBytes)} | bounded | ${yes(f.bounded)} |`,
+      `| of which card output | ${mib(f.shownBytes)} | ≤ 2 MiB budget + note | |`,
+      "",
+      `${f.rounds} round(s), a fresh agent each.`,
+      ""
+    )
+  }
+  const q = results.concurrency
+  if (q) {
+    lines.push(
+      "## Concurrency",
+      "",
+      `${q.sessions} sessions × ${q.commands} commands at once on one agent; each command \`cd\`s into its own`,
+      "directory and prints `s<session>-<n>` and `pwd`. Every output and every card's cwd is checked.",
+      "Floor: the same commands as direct bash spawns, the same number of loops at once.",
+      "",
+      "| | p50 | p99 | wall |",
+      "|---|---|---|---|",
+      `| dsh-acp | ${ms(q.agentP50)} | ${ms(q.agentP99)} | ${ms(q.agentWallMs)} |`,
+      `| floor | ${ms(q.floorP50)} | ${ms(q.floorP99)} | ${ms(q.floorWallMs)} |`,
+      `| overhead | ${ms(q.overheadP50)} | ${ms(q.overheadP99)} | |`,
+      "",
+      `All ${q.calls} results correct, no cross-talk: ${yes(q.ok)}${q.errors.length ? ` (${q.errors.join("; ")})` : ""}.`,
+      ""
+    )
+  }
+  return lines.join("\n")
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export const ALL = ["cold", "call", "live", "flood", "concurrency"]
+
+export const runAll = async ({ agent, short, only = ALL, log = () => {} }) => {
+  const results = { machine: machine() }
+  const size = short
+    ? { cold: 5, call: 15, warmup: 3, live: 1, flood: 1, floodBytes: 64 * 1024 * 1024, sessions: 20, commands: 10 }
+    : { cold: 10, call: 50, warmup: 10, live: 3, flood: 3, floodBytes: 1024 * 1024 * 1024, sessions: 20, commands: 10 }
+  if (only.includes("cold")) {
+    log("cold start…")
+    results.cold = await benchCold({ agent, rounds: size.cold })
+  }
+  if (only.includes("call")) {
+    log("per-call overhead…")
+    results.call = await benchCall({ agent, rounds: size.call, warmup: size.warmup })
+  }
+  if (only.includes("live")) {
+    log("live output latency…")
+    results.live = await benchLive({ agent, rounds: size.live })
+  }
+  if (only.includes("flood")) {
+    log("flood…")
+    results.flood = await benchFlood({ agent, rounds: size.flood, bytes: size.floodBytes })
+  }
+  if (only.includes("concurrency")) {
+    log("concurrency…")
+    results.concurrency = await benchConcurrency({ agent, sessions: size.sessions, commands: size.commands })
+  }
+  return results
+}
+
+const main = async () => {
+  const argv = process.argv.slice(2)
+  const flag = (name) => argv.includes(name)
+  const value = (name) => {
+    const i = argv.indexOf(name)
+    return i >= 0 ? argv[i + 1] : undefined
+  }
+  const short = flag("--short")
+  const agent = resolve(value("--agent") ?? join(root, "dist", "bin.js"))
+  const only = value("--only")?.split(",") ?? ALL
+  const results = await runAll({ agent, short, only, log: (s) => process.stderr.write(`bench: ${s}\n`) })
+  const ok = ["cold", "call", "live", "flood", "concurrency"].every((k) => results[k] === undefined || results[k].ok)
+  if (flag("--json")) {
+    process.stdout.write(JSON.stringify(results, null, 2) + "\n")
+  } else {
+    const text = markdown(results, { short, argv: argv.filter((a) => a !== "--no-write") })
+    if (flag("--no-write")) process.stdout.write(text)
+    else {
+      writeFileSync(join(root, "docs", "BENCHMARKS.md"), text)
+      process.stderr.write(text)
+      process.stderr.write("bench: wrote docs/BENCHMARKS.md\n")
+    }
+  }
+  if (!ok) {
+    process.stderr.write("bench: some results were incorrect\n")
+    process.exitCode = 1
+  }
+}
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  await main()
+}

@@ -56,6 +56,8 @@ export const defaultConfig: BashConfig = {
 const DRAIN = Duration.seconds(2)
 /** A background start waits this long, so an instant failure is reported inline. */
 const START_WAIT = Duration.seconds(1)
+/** Upper bound on waiting for a stopped task to report its end. */
+const STOP_LIMIT = Duration.seconds(10)
 /** Output chunks a foreground stream buffers before the command is slowed down. */
 const FOREGROUND_QUEUE_CHUNKS = 64
 /** Characters a task's `events` buffers for a consumer that is late or absent; beyond, chunks are skipped (and said so). */
@@ -177,10 +179,10 @@ const execute = (
         )
       )
       // Pipes held open by `&` jobs: give them a moment to finish, then the group goes.
-      yield* child.closed.pipe(Effect.timeout(DRAIN), Effect.ignore)
+      yield* Effect.interruptible(child.closed).pipe(Effect.timeout(DRAIN), Effect.ignore)
       const leftovers = ChildProcess.countGroup(child.pid)
       child.signalGroup("SIGKILL")
-      if (leftovers > 0) yield* child.closed.pipe(Effect.timeout(Duration.seconds(1)), Effect.ignore)
+      if (leftovers > 0) yield* Effect.interruptible(child.closed).pipe(Effect.timeout(Duration.seconds(1)), Effect.ignore)
       child.destroyPipes()
       const rest = decoder.end()
       if (rest !== "") {
@@ -218,6 +220,7 @@ interface TaskState {
   readonly stop: Deferred.Deferred<void>
   readonly done: Deferred.Deferred<BashResult>
   readonly window: ModelText
+  readonly events: Queue.Queue<RunEvent>
   fiber: Fiber.RuntimeFiber<void> | undefined
 }
 
@@ -237,11 +240,23 @@ const makeSession = (config: BashConfig, initialCwd: string): Effect.Effect<Bash
     /** Tasks between the limit check and their registration. */
     let starting = 0
 
+    /** The kill sequence through the task's own lifecycle, so its `events` still end with `Finished`. Bounded. */
+    const stopTask = (t: TaskState): Effect.Effect<void> =>
+      Deferred.succeed(t.stop, undefined).pipe(
+        // Grace + drain + final kill stay well under this; the margin only guards the guard.
+        Effect.zipRight(Effect.interruptible(Deferred.await(t.done)).pipe(Effect.timeout(STOP_LIMIT), Effect.ignore))
+      )
+
     // Closing the session kills every task at once (not one grace period after another).
     yield* Effect.addFinalizer(() =>
       Effect.forEach(
         [...tasks.values()],
-        (t) => t.fiber === undefined ? Effect.void : Fiber.interrupt(t.fiber),
+        (t) =>
+          stopTask(t).pipe(
+            Effect.zipRight(t.fiber === undefined ? Effect.void : Fiber.interrupt(t.fiber)),
+            // A task that did not finish in time has no `Finished`: end its events for any reader.
+            Effect.zipRight(Effect.suspend(() => t.result === undefined ? Queue.shutdown(t.events) : Effect.void))
+          ),
         { concurrency: "unbounded", discard: true }
       )
     )
@@ -326,6 +341,7 @@ const makeSession = (config: BashConfig, initialCwd: string): Effect.Effect<Bash
           stop: yield* Deferred.make<void>(),
           done: yield* Deferred.make<BashResult>(),
           window: new ModelText(config.maxOutputChars),
+          events,
           fiber: undefined
         }
         // The task's process lives in its own scope, closed by the task's fiber when it ends or is
@@ -351,7 +367,8 @@ const makeSession = (config: BashConfig, initialCwd: string): Effect.Effect<Bash
           tasks.set(id, state)
           slot.held = false
           starting--
-          state.fiber = yield* wait.pipe(
+          // Forked from an uninterruptible region, the fiber would inherit it: make it interruptible.
+          state.fiber = yield* Effect.interruptible(wait).pipe(
             Effect.flatMap((r) =>
               Effect.sync(() => {
                 state.result = r.result
@@ -364,7 +381,7 @@ const makeSession = (config: BashConfig, initialCwd: string): Effect.Effect<Bash
             Effect.forkDaemon
           )
         }))
-        const early = yield* Deferred.await(state.done).pipe(Effect.timeout(START_WAIT), Effect.option)
+        const early = yield* Effect.interruptible(Deferred.await(state.done)).pipe(Effect.timeout(START_WAIT), Effect.option)
         const window = state.window.take()
         const started: BashResult = Option.isSome(early) ? early.value : {
           cwd: dir,
@@ -406,12 +423,7 @@ const makeSession = (config: BashConfig, initialCwd: string): Effect.Effect<Bash
           return { info: taskInfo(t), output: text, running: t.result === undefined }
         }),
       kill: (id) =>
-        find(id).pipe(
-          Effect.tap((t) => Deferred.succeed(t.stop, undefined)),
-          // The kill sequence is bounded (grace + drain); the extra margin only guards the guard.
-          Effect.tap((t) => Deferred.await(t.done).pipe(Effect.timeout(Duration.seconds(10)), Effect.ignore)),
-          Effect.map(taskInfo)
-        )
+        find(id).pipe(Effect.tap(stopTask), Effect.map(taskInfo))
     }
     return session
   })

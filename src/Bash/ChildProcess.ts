@@ -136,7 +136,7 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Child, SpawnError, S
         Deferred.unsafeDone(closedDeferred, Effect.void)
       })
       if (child.pid === undefined) {
-        const message = yield* Deferred.await(spawnError).pipe(
+        const message = yield* Effect.interruptible(Deferred.await(spawnError)).pipe(
           Effect.timeoutTo({ duration: Duration.seconds(1), onSuccess: (m) => m, onTimeout: () => "unknown error" })
         )
         return yield* new SpawnError({ message: `could not start ${options.file}: ${message}` })
@@ -157,24 +157,20 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Child, SpawnError, S
       child.stderr!.on("data", onData)
       const signalGroup = (signal: NodeJS.Signals) => killGroup(pid, signal)
       const exit = Deferred.await(exitDeferred)
+      // Finalizers run uninterruptibly, and a timeout waits for an uninterruptible effect to finish:
+      // the bounded waits below must be explicitly interruptible or they would wait forever.
+      const exitWithin = <A>(duration: Duration.Duration, onTimeout: () => A) =>
+        Effect.interruptible(exit).pipe(Effect.timeoutTo({ duration, onSuccess: (s): ExitStatus | A => s, onTimeout }))
       const terminate: Effect.Effect<ExitStatus> = Effect.suspend(() => {
         if (exitedFlag) return exit
         signalGroup("SIGTERM")
-        return exit.pipe(
-          Effect.timeoutTo({
-            duration: KILL_GRACE,
-            onSuccess: (s) => Effect.succeed(s),
-            onTimeout: () =>
-              Effect.sync(() => signalGroup("SIGKILL")).pipe(
-                // SIGKILL cannot be ignored; the bound only guards against a process stuck in the kernel.
-                Effect.zipRight(exit.pipe(Effect.timeoutTo({
-                  duration: Duration.seconds(1),
-                  onSuccess: (s) => s,
-                  onTimeout: () => statusOf(null, "SIGKILL")
-                })))
-              )
-          }),
-          Effect.flatten
+        return exitWithin(KILL_GRACE, () => undefined).pipe(
+          Effect.flatMap((status) =>
+            status !== undefined ? Effect.succeed(status) : Effect.sync(() => signalGroup("SIGKILL")).pipe(
+              // SIGKILL cannot be ignored; the bound only guards against a process stuck in the kernel.
+              Effect.zipRight(exitWithin(Duration.seconds(1), () => statusOf(null, "SIGKILL")))
+            )
+          )
         )
       })
       const result: Child = {

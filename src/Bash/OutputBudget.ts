@@ -15,9 +15,9 @@ import * as crypto from "node:crypto"
 import type { Truncation } from "./StatusLines.js"
 
 /** Complete escape sequences: CSI, OSC (BEL or ST terminated), charset selection, two-byte Fe. */
-const ANSI_SEQUENCE = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[()][0-9A-Za-z]|[@-Z\\-_])|\x9b[0-?]*[ -/]*[@-~]/g
+const ANSI_SEQUENCE = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[()][0-9A-Za-z]|[@-Z\\^_])|\x9b[0-?]*[ -/]*[@-~]/g
 /** A sequence anchored at an ESC, complete. */
-const ANSI_COMPLETE_AT = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[()][0-9A-Za-z]|[@-Z\\-_])/y
+const ANSI_COMPLETE_AT = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[()][0-9A-Za-z]|[@-Z\\^_])/y
 /** What may still become a sequence if more bytes come: keep it for the next chunk. */
 const ANSI_PREFIX_AT = /\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*|[()])?$/y
 /** Other control characters a model cannot use (tab, newline and carriage return are handled). */

@@ -1,0 +1,73 @@
+/** Shared helpers for the bash executor tests (real bash, real clock). */
+import * as fs from "node:fs"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Stream from "effect/Stream"
+import { expect } from "@effect/vitest"
+import type { BashError, BashSession, RunEvent, RunOptions } from "../../src/Bash/Bash.js"
+import type { BashArgs } from "../../src/Bash/BashArgs.js"
+import * as StatusLines from "../../src/Bash/StatusLines.js"
+
+/** Parses a result text, failing the test with the parser's message when it does not parse. */
+export const parseOk = (text: string): StatusLines.ResultParts => {
+  const parsed = StatusLines.parse(text)
+  if (Either.isLeft(parsed)) throw new Error(`result does not parse: ${parsed.left.message}\n${text}`)
+  // The rendered text is canonical: rendering the parts again gives it back.
+  expect(StatusLines.render(parsed.right)).toBe(text)
+  return parsed.right
+}
+
+export interface Ran {
+  readonly events: ReadonlyArray<RunEvent>
+  /** The raw output chunks joined. */
+  readonly output: string
+  readonly text: string
+  readonly parts: StatusLines.ResultParts
+  readonly ms: number
+}
+
+/** Runs a foreground command to the end and checks the stream's shape: Output* then one Finished. */
+export const run = (session: BashSession, args: BashArgs, options?: RunOptions): Effect.Effect<Ran, BashError> =>
+  Effect.gen(function*() {
+    const t0 = Date.now()
+    const events = Chunk.toArray(yield* Stream.runCollect(session.run(args, options)))
+    const ms = Date.now() - t0
+    const last = events.at(-1)
+    expect(last?._tag).toBe("Finished")
+    expect(events.slice(0, -1).every((e) => e._tag === "Output")).toBe(true)
+    const text = last!._tag === "Finished" ? last!.result.text : ""
+    const output = events.flatMap((e) => e._tag === "Output" ? [e.data] : []).join("")
+    return { events, output, text, parts: parseOk(text), ms }
+  })
+
+/** The pgid a command announced with `echo PGID=$$` (bash is its group's leader). */
+export const pgidIn = (text: string): number => {
+  const m = /PGID=(\d+)/.exec(text)
+  if (m === null) throw new Error(`no PGID in ${JSON.stringify(text)}`)
+  return Number(m[1])
+}
+
+/** Live processes in a process group, found by walking /proc (independently of the code under test). */
+export const groupMembers = (pgid: number): Array<number> =>
+  fs.readdirSync("/proc").filter((e) => /^\d+$/.test(e)).flatMap((pid) => {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      return Number(pgrp) === pgid && state !== "Z" ? [Number(pid)] : []
+    } catch {
+      return []
+    }
+  })
+
+/** Polls until `f` holds (or the deadline passes), for conditions a process reaches on its own. */
+export const eventually = <A>(f: () => A | undefined, ms = 5000): Effect.Effect<A> =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + ms
+    while (true) {
+      const a = f()
+      if (a !== undefined) return a
+      if (Date.now() > deadline) throw new Error("condition not reached in time")
+      yield* Effect.sleep("50 millis")
+    }
+  })

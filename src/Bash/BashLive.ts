@@ -141,6 +141,8 @@ const execute = (
     })
     // A multi-byte character split across two chunks is completed by the next one.
     const decoder = new StringDecoder("utf8")
+    /** The consumer is behind: data is waiting in the pipes for it. */
+    let paused = false
     const child = yield* ChildProcess.spawn({
       file: "bash",
       args: ["--noprofile", "--norc", "-c", script],
@@ -152,8 +154,12 @@ const execute = (
         if (text === "") return
         const wait = spec.onOutput(text)
         if (wait !== undefined) {
+          paused = true
           pipes.pause()
-          void wait.then(pipes.resume)
+          void wait.then(() => {
+            paused = false
+            pipes.resume()
+          })
         }
       }
     }).pipe(Effect.mapError((e) => new BashError({ reason: "SpawnFailed", message: e.message })))
@@ -182,7 +188,13 @@ const execute = (
       yield* Effect.interruptible(child.closed).pipe(Effect.timeout(DRAIN), Effect.ignore)
       const leftovers = ChildProcess.countGroup(child.pid)
       child.signalGroup("SIGKILL")
-      if (leftovers > 0) yield* Effect.interruptible(child.closed).pipe(Effect.timeout(Duration.seconds(1)), Effect.ignore)
+      // Nothing can write any more (bar a `setsid` escapee): take what is still in the pipes. While a
+      // slow consumer holds us back, keep waiting (it either reads or goes away, which resumes the
+      // pipes); otherwise a second is plenty.
+      yield* Effect.interruptible(child.closed).pipe(
+        Effect.timeoutTo({ duration: Duration.seconds(1), onSuccess: () => true, onTimeout: () => false }),
+        Effect.repeat({ until: (closed) => closed || !paused })
+      )
       child.destroyPipes()
       const rest = decoder.end()
       if (rest !== "") {

@@ -7,7 +7,7 @@ import * as Stream from "effect/Stream"
 import { describe, expect, it } from "@effect/vitest"
 import { Bash } from "../../src/Bash/Bash.js"
 import * as BashLive from "../../src/Bash/BashLive.js"
-import { eventually, groupMembers, pgidIn, run } from "./helpers.js"
+import { eventually, groupMembers, parseOk, pgidIn, run } from "./helpers.js"
 
 const session = (cwd = "/tmp") =>
   Effect.flatMap(Bash, (bash) => bash.session({ cwd })).pipe(Effect.provide(BashLive.layer()))
@@ -130,6 +130,30 @@ describe("foreground", () => {
       expect(bad.message).toContain("no-such-dir")
     }))
 
+  it.scopedLive("a slow consumer slows the command down and loses nothing", () =>
+    Effect.gen(function*() {
+      const s = yield* session()
+      const chunks: Array<string> = []
+      let finished = ""
+      // More than the stream buffers: the command blocks, exits, and the rest waits in the pipes
+      // longer than the drain period while the consumer catches up.
+      yield* s.run({ command: "yes 0123456789 | head -c 6000000; echo END" }).pipe(
+        Stream.runForEach((e) =>
+          e._tag === "Output"
+            ? Effect.sync(() => chunks.push(e.data)).pipe(Effect.zipRight(Effect.sleep("40 millis")))
+            : Effect.sync(() => {
+              finished = e.result.text
+            })
+        )
+      )
+      const all = chunks.join("")
+      expect(all.length).toBe(6_000_004)
+      expect(all.endsWith("END\n")).toBe(true)
+      const parts = parseOk(finished)
+      expect(parts.output.endsWith("END\n")).toBe(true)
+      expect(parts.end).toMatchObject({ _tag: "Exited", code: 0 })
+    }))
+
   it.scopedLive("output chunks are decoded as UTF-8 across chunk boundaries", () =>
     Effect.gen(function*() {
       const s = yield* session()
@@ -160,7 +184,6 @@ describe("foreground", () => {
       )
       const ms = Date.now() - t0
       yield* sampler.interruptAsFork(sampler.id())
-      const { parseOk } = yield* Effect.promise(() => import("./helpers.js"))
       const parts = parseOk(finished!)
       expect(streamed).toBe(50_000_000 + 6)
       expect(parts.output.length).toBeLessThanOrEqual(30_002)

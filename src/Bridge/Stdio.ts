@@ -6,15 +6,22 @@
  * broken pipe (the editor went away) is logged and later lines dropped instead of crashing the
  * process with an unhandled 'error' event: stdin ends too, and the agent shuts down from there.
  */
+import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 
 export class StdinError extends Data.TaggedError("StdinError")<{ readonly cause: unknown }> {}
 
-/** Any readable (a socket, a child's stdout, stdin) as a Stream of its chunks; ends at EOF. */
+/**
+ * Any readable (a socket, a child's stdout, stdin) as a Stream of its chunks; ends at EOF.
+ *
+ * Not `Stream.fromAsyncIterable`: a Readable's async iterator is an async generator, whose
+ * `return()` (the stream's finalizer) queues behind the pending `next()`, so interrupting a read of
+ * an idle stdin (SIGTERM) hung until the next byte arrived. This reader is interruptible at once.
+ */
 export const fromReadable = (readable: NodeJS.ReadableStream): Stream.Stream<Uint8Array, StdinError> =>
-  Stream.fromAsyncIterable(readable as AsyncIterable<Uint8Array | string>, (cause) => new StdinError({ cause })).pipe(
+  NodeStream.fromReadable<StdinError, Uint8Array | string>(() => readable, (cause) => new StdinError({ cause })).pipe(
     Stream.map((chunk) => (typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk))
   )
 

@@ -247,6 +247,14 @@ const taskInfo = (t: TaskState): TaskInfo => ({
 const makeSession = (config: BashConfig, initialCwd: string): Effect.Effect<BashSession, never, Scope.Scope> =>
   Effect.gen(function*() {
     const cwdRef = yield* Ref.make(path.resolve(initialCwd))
+    // The cwd files and full-output files go there; a missing directory would silently lose the cwd.
+    yield* Effect.sync(() => {
+      try {
+        fs.mkdirSync(config.tempDir, { recursive: true })
+      } catch {
+        // reported when a file cannot be written
+      }
+    })
     const tasks = new Map<string, TaskState>()
     let taskCounter = 0
     /** Tasks between the limit check and their registration. */

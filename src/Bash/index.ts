@@ -2,7 +2,6 @@
 export * as Bash from "./Bash.js"
 export * as BashArgs from "./BashArgs.js"
 export * as BashLive from "./BashLive.js"
-export * as BashTool from "./BashTool.js"
 export * as ChildProcess from "./ChildProcess.js"
 export * as EnvScrub from "./EnvScrub.js"
 export * as ExitStatus from "./ExitStatus.js"

@@ -1,0 +1,451 @@
+/**
+ * A harness driven by a language model: any `@effect/ai` `LanguageModel` layer (a provider, or an
+ * embedder's own) decides which bash commands to run; each one runs through the `Bash` executor
+ * and shows as a live terminal card.
+ *
+ * The loop is ours: `@effect/ai` 0.37 resolves tool calls for one model call only and gives a
+ * handler neither the call id nor a way to stream output. So each step streams the model's raw
+ * parts (`disableToolCallResolution: true`), runs the calls itself, appends the results to the
+ * history and asks again, until the model answers without calling a tool.
+ *
+ * When a card opens: at the complete `tool-call` part, not at `tool-params-start`. Zed reads a
+ * card's `terminal_info` only from its first `tool_call`, and the card's title is the exact command,
+ * which is unknown until the parameters are complete. The calls of one model response run one after
+ * another once the response has ended; each card opens `pending` while the user is asked, then
+ * turns `in_progress` (`ToolCallRunning`) when the command starts, receives its output live
+ * (`ToolOutput`, keyed by the model's call id), and closes with the result the model also gets.
+ *
+ * Turn endings: `end_turn` (the model answered), `max_tokens` (finish reason `length`),
+ * `refusal` (`content-filter`), `max_turn_requests` (the cap on model calls per prompt),
+ * `cancelled` (the model stream is interrupted — which aborts its HTTP request — and a running
+ * command gets the cancel through `RunOptions.cancel`, so its card still gets its final update).
+ * A provider failure (HTTP error, refused connection, malformed stream) ends the turn with a message
+ * and `end_turn`; what was said stays in the history and the session stays usable.
+ */
+import type * as AiError from "@effect/ai/AiError"
+import * as LanguageModel from "@effect/ai/LanguageModel"
+import * as Prompt from "@effect/ai/Prompt"
+import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Mailbox from "effect/Mailbox"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Ref from "effect/Ref"
+import * as Stream from "effect/Stream"
+import { Bash, type BashResult, type BashSession, type RunEvent } from "../Bash/Bash.js"
+import type { BashArgs } from "../Bash/BashArgs.js"
+import * as BashTool from "../Bash/BashTool.js"
+import { type CallPresentation, text } from "../Presentation/Presentation.js"
+import { type ClientAccess, Harness, type HarnessSession, type PromptBlock } from "./Harness.js"
+import { HarnessEvent, type StopReason } from "./HarnessEvent.js"
+import * as ModelTools from "./ModelTools.js"
+import * as SystemPrompt from "./SystemPrompt.js"
+
+export interface Options {
+  /** Replaces the default system prompt ({@link SystemPrompt.make}); a function receives the session's facts. */
+  readonly systemPrompt?: string | ((context: SystemPrompt.Context) => string)
+  /** The most model calls one prompt may make before the turn ends with `max_turn_requests` (default 50). */
+  readonly maxTurnRequests?: number
+  /** Runs every command without asking the user (no `session/request_permission`). */
+  readonly approveAll?: boolean
+}
+
+export const DEFAULT_MAX_TURN_REQUESTS = 50
+
+type Emit = (event: HarnessEvent) => Effect.Effect<void>
+
+/** What the loop reads of a stream part. Decoded parts have these fields, and so do the raw parts of a chunk that failed to decode. */
+interface RawPart {
+  readonly type: string
+  readonly [key: string]: unknown
+}
+
+type Metadata = Record<string, Record<string, unknown> | undefined>
+
+/** One piece of the assistant's message, in the order it started. */
+type Item =
+  | { readonly kind: "text" | "reasoning"; readonly id: string; text: string; metadata: Metadata }
+  | { readonly kind: "call"; readonly id: string; readonly name: string; readonly params: unknown; readonly metadata: Metadata }
+
+type CallItem = Extract<Item, { kind: "call" }>
+
+interface Step {
+  readonly items: Array<Item>
+  finish: string | undefined
+  /** Why the step failed, for the user; the turn ends. */
+  failure: string | undefined
+}
+
+interface Outcome {
+  readonly result: string
+  readonly isFailure: boolean
+}
+
+const stringField = (part: RawPart, key: string): string => (typeof part[key] === "string" ? part[key] : "")
+
+const metadataOf = (part: RawPart): Metadata =>
+  typeof part.metadata === "object" && part.metadata !== null ? part.metadata as Metadata : {}
+
+// Provider metadata (e.g. a reasoning signature) goes back as the prompt part's provider options,
+// which have the same `{ provider: { … } }` shape.
+const mergeMetadata = (a: Metadata, b: Metadata): Metadata => {
+  const out: Metadata = { ...a }
+  for (const [key, value] of Object.entries(b)) out[key] = { ...a[key], ...value }
+  return out
+}
+
+/** Folds one part into the step, emitting what the user should see now. */
+const consumePart = (step: Step, open: Map<string, Item>, part: RawPart, emit: Emit): Effect.Effect<void> => {
+  switch (part.type) {
+    case "text-start":
+    case "reasoning-start": {
+      const kind = part.type === "text-start" ? "text" : "reasoning"
+      const item: Item = { kind, id: stringField(part, "id"), text: "", metadata: metadataOf(part) }
+      open.set(`${kind}:${item.id}`, item)
+      step.items.push(item)
+      return Effect.void
+    }
+    case "text-delta":
+    case "reasoning-delta":
+    case "text-end":
+    case "reasoning-end": {
+      const kind = part.type.startsWith("text") ? "text" : "reasoning"
+      const key = `${kind}:${stringField(part, "id")}`
+      let item = open.get(key)
+      if (item === undefined || item.kind === "call") {
+        item = { kind, id: stringField(part, "id"), text: "", metadata: {} }
+        open.set(key, item)
+        step.items.push(item)
+      }
+      item.metadata = mergeMetadata(item.metadata, metadataOf(part))
+      const delta = stringField(part, "delta")
+      if (!part.type.endsWith("-delta") || delta === "") return Effect.void
+      item.text += delta
+      return emit(kind === "text" ? HarnessEvent.AgentText({ text: delta }) : HarnessEvent.AgentThought({ text: delta }))
+    }
+    case "tool-call":
+      // Provider-executed tools are not ours to run (none are offered).
+      if (part.providerExecuted !== true) {
+        step.items.push({ kind: "call", id: stringField(part, "id"), name: stringField(part, "name"), params: part.params, metadata: metadataOf(part) })
+      }
+      return Effect.void
+    case "finish":
+      step.finish = stringField(part, "reason")
+      return Effect.void
+    case "error":
+      step.failure = `The model provider reported an error: ${describeUnknown(part.error)}`
+      return Effect.void
+    default:
+      return Effect.void
+  }
+}
+
+const truncate = (s: string, max = 1000) => (s.length > max ? `${s.slice(0, max)}…` : s)
+
+const describeUnknown = (error: unknown): string => {
+  if (typeof error === "string") return truncate(error)
+  if (error instanceof Error) return truncate(error.message)
+  try {
+    return truncate(JSON.stringify(error))
+  } catch {
+    return truncate(String(error))
+  }
+}
+
+/**
+ * The raw parts of a chunk that failed to decode because of a tool call (an unknown tool name, or
+ * parameters that are not an object): `@effect/ai` fails the whole stream there, so the loop reads
+ * that chunk itself and lets the model hear about its mistake. Parts after that chunk are lost.
+ */
+const recoverChunk = (error: AiError.AiError): ReadonlyArray<RawPart> | undefined => {
+  if (error._tag !== "MalformedOutput" || !ParseResult.isParseError(error.cause)) return undefined
+  const actual: unknown = error.cause.issue.actual
+  const parts: ReadonlyArray<unknown> = Chunk.isChunk(actual) ? Chunk.toReadonlyArray(actual) : Array.isArray(actual) ? actual : []
+  const raw = parts.filter((p): p is RawPart => typeof p === "object" && p !== null && typeof (p as RawPart).type === "string")
+  return raw.some((p) => p.type === "tool-call") ? raw : undefined
+}
+
+const describeFailure = (cause: Cause.Cause<AiError.AiError>): string => {
+  const failure = Cause.failureOption(cause)
+  if (Option.isNone(failure)) return truncate(Cause.pretty(cause))
+  const error = failure.value
+  return truncate(`${error._tag}: ${error.message || "no details"}`)
+}
+
+const stopReasonOf = (finish: string | undefined): StopReason =>
+  finish === "length" ? "max_tokens" : finish === "content-filter" ? "refusal" : "end_turn"
+
+/** The assistant's message for the history; `calls` are the tool calls that get results. */
+const assistantMessage = (items: ReadonlyArray<Item>, withCalls: boolean): ReadonlyArray<Prompt.Message> => {
+  const content: Array<Prompt.AssistantMessagePart> = []
+  for (const item of items) {
+    if (item.kind === "call") {
+      if (withCalls) content.push(Prompt.makePart("tool-call", { id: item.id, name: item.name, params: item.params, providerExecuted: false, options: item.metadata }))
+    } else if (item.text !== "") {
+      content.push(Prompt.makePart(item.kind, { text: item.text, options: item.metadata }))
+    }
+  }
+  return content.length === 0 ? [] : [Prompt.makeMessage("assistant", { content })]
+}
+
+const toolMessage = (results: ReadonlyArray<{ readonly call: CallItem; readonly outcome: Outcome }>): ReadonlyArray<Prompt.Message> =>
+  results.length === 0 ? [] : [Prompt.makeMessage("tool", {
+    content: results.map(({ call, outcome }) =>
+      Prompt.makePart("tool-result", { id: call.id, name: call.name, result: outcome.result, isFailure: outcome.isFailure, providerExecuted: false })
+    )
+  })]
+
+const append = (history: Ref.Ref<Prompt.Prompt>, messages: ReadonlyArray<Prompt.Message>) =>
+  messages.length === 0 ? Effect.void : Ref.update(history, (h) => Prompt.merge(h, Prompt.fromMessages(messages)))
+
+/** The user's text; blocks the harness cannot read are named so the model knows they were there. */
+const userText = (blocks: ReadonlyArray<PromptBlock>): string =>
+  blocks.map((b) => (b._tag === "Text" ? b.text : `[an attached ${b.type} block is not supported by this agent]`)).join("\n")
+
+const NOT_RUN_CANCELLED: Outcome = { result: "The user cancelled the turn before this call ran: it did not run.", isFailure: true }
+const REJECTED: Outcome = {
+  result: "The user rejected this command: it did not run. Do not retry it unchanged; ask the user or take another approach.",
+  isFailure: true
+}
+
+/** A background task's card events, forwarded into the session's background stream. */
+const taskCardEvents = (callId: string, args: BashArgs, call: CallPresentation, cwd: string, events: Stream.Stream<RunEvent>) =>
+  Stream.concat(
+    Stream.make(HarnessEvent.ToolCallStarted({ callId, presentation: call, pending: false })),
+    Stream.map(events, (event) =>
+      event._tag === "Output"
+        ? HarnessEvent.ToolOutput({ callId, data: event.data })
+        : HarnessEvent.ToolCallCompleted({ callId, presentation: BashTool.presentResult(args, event.result.text, { cwd }) }))
+  )
+
+const openSession = (
+  options: Options,
+  model: LanguageModel.Service,
+  bash: Bash["Type"],
+  context: { readonly sessionId: string; readonly cwd: string; readonly client: ClientAccess }
+) =>
+  Effect.gen(function*() {
+    const { client, cwd: sessionCwd } = context
+    const maxTurnRequests = Math.max(1, options.maxTurnRequests ?? DEFAULT_MAX_TURN_REQUESTS)
+    const shell: BashSession = yield* bash.session({ cwd: sessionCwd })
+    const background = yield* Mailbox.make<HarnessEvent>()
+    const forwarders = yield* Ref.make<ReadonlyArray<Fiber.RuntimeFiber<void>>>([])
+    const history = yield* Ref.make(Prompt.empty)
+    const alwaysAllow = yield* Ref.make(false)
+    const turnLock = yield* Effect.makeSemaphore(1)
+    const facts = SystemPrompt.context(sessionCwd, ModelTools.names)
+    const system = typeof options.systemPrompt === "string"
+      ? options.systemPrompt
+      : (options.systemPrompt ?? SystemPrompt.make)(facts)
+
+    // Card ids are the model's call ids; a model that reuses an id gets a suffixed card id, so two
+    // cards (and two client terminals) never share one.
+    const usedIds = new Set<string>()
+    const cardId = (id: string) => {
+      let candidate = id === "" ? "call" : id
+      for (let n = 2; usedIds.has(candidate); n++) candidate = `${id}~${n}`
+      usedIds.add(candidate)
+      return candidate
+    }
+
+    // Runs before the Bash session's own finalizer: kill the tasks first so their cards get their
+    // final events, then end the background stream.
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function*() {
+        for (const task of yield* shell.list) {
+          if (task.result === undefined) yield* Effect.ignore(shell.kill(task.id))
+        }
+        yield* Fiber.awaitAll(yield* Ref.get(forwarders)).pipe(Effect.timeout("5 seconds"), Effect.ignore)
+        yield* background.end
+      })
+    )
+
+    const startBackground = (callId: string, args: BashArgs, cwd: string, emit: Emit) =>
+      Effect.gen(function*() {
+        const task = yield* shell.start(args)
+        const taskCall = BashTool.presentTaskCall(args, task.info.id, { cwd: task.info.cwd })
+        const fiber = yield* taskCardEvents(cardId(`${callId}-${task.info.id}`), args, taskCall, task.info.cwd, task.events).pipe(
+          Stream.runForEach((event) => background.offer(event)),
+          Effect.forkDaemon
+        )
+        yield* Ref.update(forwarders, (all) => [...all, fiber])
+        yield* emit(HarnessEvent.ToolCallCompleted({ callId, presentation: BashTool.presentResult(args, task.started.text, { cwd }) }))
+        return { result: task.started.text, isFailure: false } satisfies Outcome
+      })
+
+    const runForeground = (callId: string, args: BashArgs, cwd: string, cancel: Deferred.Deferred<void>, emit: Emit) =>
+      Effect.gen(function*() {
+        const finished = yield* shell.run(args, { cancel: Deferred.await(cancel) }).pipe(
+          Stream.runFoldEffect(undefined as BashResult | undefined, (last, event) =>
+            event._tag === "Output"
+              ? Effect.as(emit(HarnessEvent.ToolOutput({ callId, data: event.data })), last)
+              : Effect.succeed(event.result))
+        )
+        const result = finished?.text ?? "[the command ended without a result]"
+        yield* emit(HarnessEvent.ToolCallCompleted({ callId, presentation: BashTool.presentResult(args, result, { cwd }) }))
+        return { result, isFailure: finished === undefined } satisfies Outcome
+      })
+
+    const runBash = (callId: string, args: BashArgs, cancel: Deferred.Deferred<void>, emit: Emit) =>
+      Effect.gen(function*() {
+        const cwd = yield* shell.cwd
+        const presentation = BashTool.presentCall(args, { cwd })
+        const ask = options.approveAll !== true && !(yield* Ref.get(alwaysAllow))
+        yield* emit(HarnessEvent.ToolCallStarted({ callId, presentation, pending: ask }))
+        if (ask) {
+          // A client should answer `cancelled` after `session/cancel`; one that does not must not
+          // hold the turn.
+          const decision = yield* client.requestPermission({ callId, presentation }).pipe(
+            Effect.raceFirst(Effect.as(Deferred.await(cancel), "cancelled" as const))
+          )
+          if (decision === "reject" || decision === "cancelled") {
+            const note = decision === "reject" ? "Rejected: the command did not run." : "Cancelled: the command did not run."
+            yield* emit(HarnessEvent.ToolCallCompleted({ callId, presentation: { status: "failed", content: [...presentation.content, text(note)] } }))
+            return decision === "reject" ? REJECTED : NOT_RUN_CANCELLED
+          }
+          if (decision === "allow_always") yield* Ref.set(alwaysAllow, true)
+          yield* emit(HarnessEvent.ToolCallRunning({ callId }))
+        }
+        const run = args.run_in_background === true ? startBackground(callId, args, cwd, emit) : runForeground(callId, args, cwd, cancel, emit)
+        return yield* run.pipe(
+          Effect.catchTag("BashError", (error) =>
+            Effect.as(
+              emit(HarnessEvent.ToolCallCompleted({ callId, presentation: ModelTools.presentText("failed", error.message) })),
+              { result: `The command could not run: ${error.message}`, isFailure: true }
+            ))
+        )
+      })
+
+    const runTaskTool = (callId: string, call: Exclude<ModelTools.Call, { _tag: "Bash" }>, emit: Emit) =>
+      Effect.gen(function*() {
+        yield* emit(HarnessEvent.ToolCallStarted({ callId, presentation: ModelTools.presentTaskToolCall(call), pending: false }))
+        const outcome: Outcome = yield* (call._tag === "BashOutput"
+          ? Effect.map(shell.read(call.args.task_id), (read) => ({ result: ModelTools.renderTaskOutput(read), isFailure: false }))
+          : Effect.map(shell.kill(call.args.task_id), (info) => ({
+            result: `Killed ${info.id}.${info.result ? `\n${info.result.text.trimEnd().split("\n").at(-1)}` : ""}`,
+            isFailure: false
+          }))).pipe(Effect.catchTag("BashError", (error) => Effect.succeed({ result: error.message, isFailure: true })))
+        yield* emit(HarnessEvent.ToolCallCompleted({
+          callId,
+          presentation: ModelTools.presentText(outcome.isFailure ? "failed" : "completed", outcome.result)
+        }))
+        return outcome
+      })
+
+    const runCall = (call: CallItem, cancel: Deferred.Deferred<void>, emit: Emit): Effect.Effect<Outcome> =>
+      Effect.suspend(() => {
+        const callId = cardId(call.id)
+        const decoded = ModelTools.decodeCall(call.name, call.params)
+        if (Either.isLeft(decoded)) {
+          return Effect.as(
+            Effect.zipRight(
+              emit(HarnessEvent.ToolCallStarted({ callId, presentation: ModelTools.presentInvalidCall(call.name, call.params), pending: false })),
+              emit(HarnessEvent.ToolCallCompleted({ callId, presentation: ModelTools.presentText("failed", decoded.left) }))
+            ),
+            { result: decoded.left, isFailure: true }
+          )
+        }
+        const valid = decoded.right
+        return valid._tag === "Bash" ? runBash(callId, valid.args, cancel, emit) : runTaskTool(callId, valid, emit)
+      })
+
+    /** One model call: streams the response to the user and collects it. */
+    const modelStep = (prompt: Prompt.Prompt, cancel: Deferred.Deferred<void>, emit: Emit) =>
+      Effect.gen(function*() {
+        const step: Step = { items: [], finish: undefined, failure: undefined }
+        const open = new Map<string, Item>()
+        const exit = yield* model.streamText({ prompt, toolkit: ModelTools.withoutHandlers, disableToolCallResolution: true }).pipe(
+          // Interrupting the stream interrupts the provider's request (the HTTP call is aborted).
+          Stream.interruptWhen(Deferred.await(cancel)),
+          Stream.runForEach((part) => consumePart(step, open, part as unknown as RawPart, emit)),
+          Effect.exit
+        )
+        if (Exit.isFailure(exit)) {
+          const error = Cause.failureOption(exit.cause)
+          const recovered = Option.isSome(error) ? recoverChunk(error.value) : undefined
+          if (recovered !== undefined) {
+            for (const part of recovered) yield* consumePart(step, open, part, emit)
+          } else {
+            step.failure = `The model request failed: ${describeFailure(exit.cause)}`
+          }
+        }
+        return step
+      })
+
+    const runTurn = (blocks: ReadonlyArray<PromptBlock>, cancel: Deferred.Deferred<void>, emit: Emit) =>
+      Effect.gen(function*() {
+        yield* append(history, [Prompt.makeMessage("user", { content: [Prompt.makePart("text", { text: userText(blocks) })] })])
+        for (let requests = 0;; requests++) {
+          if (yield* Deferred.isDone(cancel)) return yield* emit(HarnessEvent.TurnEnded({ stopReason: "cancelled" }))
+          if (requests >= maxTurnRequests) return yield* emit(HarnessEvent.TurnEnded({ stopReason: "max_turn_requests" }))
+          const step = yield* modelStep(Prompt.setSystem(yield* Ref.get(history), system), cancel, emit)
+          const cancelled = yield* Deferred.isDone(cancel)
+          // A failed or cancelled response keeps its words but not its calls: a call in the history
+          // needs a result, and these never ran (nor were they shown).
+          const calls = step.failure === undefined && !cancelled
+            ? step.items.filter((item): item is CallItem => item.kind === "call")
+            : []
+          yield* append(history, assistantMessage(step.items, calls.length > 0))
+          if (step.failure !== undefined) {
+            const spoke = step.items.some((item) => item.kind === "text" && item.text !== "")
+            yield* emit(HarnessEvent.AgentText({ text: `${spoke ? "\n\n" : ""}⚠️ ${step.failure}` }))
+            return yield* emit(HarnessEvent.TurnEnded({ stopReason: cancelled ? "cancelled" : "end_turn" }))
+          }
+          if (cancelled) return yield* emit(HarnessEvent.TurnEnded({ stopReason: "cancelled" }))
+          if (calls.length === 0) return yield* emit(HarnessEvent.TurnEnded({ stopReason: stopReasonOf(step.finish) }))
+          const results: Array<{ call: CallItem; outcome: Outcome }> = []
+          for (const call of calls) {
+            const outcome = (yield* Deferred.isDone(cancel)) ? NOT_RUN_CANCELLED : yield* runCall(call, cancel, emit)
+            results.push({ call, outcome })
+          }
+          yield* append(history, toolMessage(results))
+        }
+      })
+
+    const prompt: HarnessSession["prompt"] = (blocks, { cancel }) =>
+      Stream.unwrapScoped(Effect.gen(function*() {
+        const events = yield* Mailbox.make<HarnessEvent>()
+        const emit: Emit = (event) => Effect.asVoid(events.offer(event))
+        yield* turnLock.withPermits(1)(runTurn(blocks, cancel, emit)).pipe(
+          // A bug must still end the turn, with a message rather than silence.
+          Effect.catchAllCause((cause) =>
+            Cause.isInterruptedOnly(cause) ? Effect.void : Effect.zipRight(
+              emit(HarnessEvent.AgentText({ text: `⚠️ Internal error: ${truncate(Cause.pretty(cause))}` })),
+              emit(HarnessEvent.TurnEnded({ stopReason: "end_turn" }))
+            )),
+          Effect.ensuring(events.end),
+          Effect.forkScoped
+        )
+        return Mailbox.toStream(events)
+      }))
+
+    return { prompt, background: Mailbox.toStream(background), commands: [] } satisfies HarnessSession
+  })
+
+/** The model harness over `Bash` and any `LanguageModel`. */
+export const make = (options: Options = {}): Effect.Effect<Harness["Type"], never, Bash | LanguageModel.LanguageModel> =>
+  Effect.gen(function*() {
+    const bash = yield* Bash
+    const model = yield* LanguageModel.LanguageModel
+    return Harness.of({ openSession: (context) => openSession(options, model, bash, context) })
+  })
+
+/**
+ * The model harness as a layer: provide `Bash` (e.g. `BashLive.layer()`) and a `LanguageModel`
+ * (a provider's layer, or your own made with `LanguageModel.make`).
+ *
+ * ```ts
+ * Bridge.Server.serveStdio({ agentInfo }).pipe(
+ *   Effect.provide(Harness.ModelHarness.layer({ maxTurnRequests: 20 })),
+ *   Effect.provide(Layer.merge(Bash.BashLive.layer(), myModelLayer))
+ * )
+ * ```
+ */
+export const layer = (options: Options = {}): Layer.Layer<Harness, never, Bash | LanguageModel.LanguageModel> =>
+  Layer.effect(Harness, make(options))

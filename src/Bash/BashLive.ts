@@ -106,6 +106,8 @@ interface ExecSpec {
   readonly stop: Effect.Effect<void>
   /** Each decoded chunk; a returned Promise pauses the pipes until it resolves. */
   readonly onOutput: (text: string) => Promise<void> | undefined
+  /** A full-output file was kept for this call (the session removes it when it closes). */
+  readonly onSavedFile: (path: string) => void
 }
 
 interface ExecResult {
@@ -202,6 +204,7 @@ const execute = (
         void spec.onOutput(rest)
       }
       const { output, truncated } = budget.finish()
+      if (truncated?.savedTo !== undefined) spec.onSavedFile(truncated.savedTo)
       const text = StatusLines.render({
         output: StatusLines.toOutputText(output),
         ...(truncated !== undefined ? { truncated } : {}),
@@ -214,6 +217,7 @@ const execute = (
       if (cwdFile !== undefined) {
         try {
           const recorded = fs.readFileSync(cwdFile, "utf8").replace(/\n$/, "")
+          fs.rmSync(cwdFile, { force: true })
           if (path.isAbsolute(recorded) && !recorded.includes("\n")) finalCwd = recorded
         } catch {
           // killed before the EXIT trap ran: the cwd stays where it was
@@ -257,6 +261,14 @@ const makeSession = (config: BashConfig, initialCwd: string): Effect.Effect<Bash
     })
     const tasks = new Map<string, TaskState>()
     let taskCounter = 0
+    /** Full-output files of this session's calls: the model reads them during the session. */
+    const savedFiles: Array<string> = []
+    const onSavedFile = (file: string) => void savedFiles.push(file)
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        for (const file of savedFiles) fs.rmSync(file, { force: true })
+      })
+    )
     /** Tasks between the limit check and their registration. */
     let starting = 0
 
@@ -294,6 +306,7 @@ const makeSession = (config: BashConfig, initialCwd: string): Effect.Effect<Bash
           // `workdir` is for this call only: a `cd` inside it does not move the session.
           recordCwd: args.workdir === undefined,
           stop: options?.cancel ?? Effect.never,
+          onSavedFile,
           onOutput: (data) => pump.push({ _tag: "Output", data })
         })
         yield* wait.pipe(
@@ -375,6 +388,7 @@ const makeSession = (config: BashConfig, initialCwd: string): Effect.Effect<Bash
             ...timeouts(args.timeout_ms, undefined),
             recordCwd: false,
             stop: Deferred.await(state.stop),
+            onSavedFile,
             onOutput: (data) => {
               state.window.push(data)
               offerEvent(data)

@@ -3,6 +3,7 @@ import * as fs from "node:fs"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { describe, expect, it } from "@effect/vitest"
 import { Bash } from "../../src/Bash/Bash.js"
@@ -161,6 +162,17 @@ describe("foreground", () => {
       expect(r.output).toBe("é€\n")
       expect(r.events.some((e) => e._tag === "Output" && e.data.includes("\ufffd"))).toBe(false)
       expect(r.parts.output).toBe("é€\n")
+    }))
+
+  it.live("a full-output file lives as long as its session", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const s = yield* session().pipe(Scope.extend(scope))
+      const r = yield* run(s, { command: "seq 1 20000" })
+      const file = r.parts.truncated!.savedTo!
+      expect(fs.readFileSync(file, "utf8")).toBe(r.output)
+      yield* Scope.close(scope, Exit.void)
+      expect(fs.existsSync(file)).toBe(false)
     }))
 
   it.scopedLive("50 MB of output: bounded result, truncation line, 0600 file with the full output", () =>

@@ -2,9 +2,10 @@
  * `dsh-acp`: the stdio agent Zed launches, and `dsh-acp demo`. stdout is the protocol channel:
  * logs go to stderr, and nothing here prints to stdout except `--help` and `--version`.
  */
-import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
@@ -37,6 +38,37 @@ const runAgent = (options: AgentOptions) =>
     Effect.provide(stderrLogger(options.logLevel))
   )
 
+/**
+ * `NodeRuntime.runMain` without `@effect/platform`, whose runtime modules cost start-up time for
+ * what fits here: run the program, keep the process alive while it runs, interrupt it on
+ * SIGINT/SIGTERM (so sessions close and their process groups are killed), and exit non-zero on a
+ * failure. A failure is reported on stderr: stdout is the protocol channel.
+ */
+const runMain = (program: Effect.Effect<void, unknown>): void => {
+  const fiber = Effect.runFork(program)
+  const keepAlive = setInterval(() => {}, 2 ** 31 - 1)
+  let receivedSignal = false
+  const onSignal = () => {
+    receivedSignal = true
+    removeSignalHandlers()
+    fiber.unsafeInterruptAsFork(fiber.id())
+  }
+  const removeSignalHandlers = () => {
+    process.off("SIGINT", onSignal)
+    process.off("SIGTERM", onSignal)
+  }
+  process.on("SIGINT", onSignal)
+  process.on("SIGTERM", onSignal)
+  fiber.addObserver((exit) => {
+    removeSignalHandlers()
+    clearInterval(keepAlive)
+    const failed = Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)
+    if (failed) process.stderr.write(`dsh-acp: ${Cause.pretty(exit.cause)}\n`)
+    // As NodeRuntime does: after a signal or a failure exit now; otherwise let the loop drain.
+    if (receivedSignal || failed) process.exit(failed ? 1 : 0)
+  })
+}
+
 const command = parseArgs(process.argv.slice(2))
 if (Either.isLeft(command)) {
   process.stderr.write(`dsh-acp: ${command.left}\n`)
@@ -51,7 +83,7 @@ if (Either.isLeft(command)) {
       process.stdout.write(`${VERSION}\n`)
       break
     case "Agent":
-      NodeRuntime.runMain(runAgent(c.options), { disablePrettyLogger: true })
+      runMain(runAgent(c.options))
       break
     case "Demo":
       // The demo client is a separate chunk: the agent's start-up never loads it.

@@ -79,8 +79,6 @@ export const encodeArguments = (params: unknown): string => {
   return JSON.stringify({ invalid_arguments: params })
 }
 
-export const encodeResult = (result: unknown): string => typeof result === "string" ? result : JSON.stringify(result)
-
 export const encodeMessages = (prompt: Prompt.Prompt): Array<ChatMessage> => {
   const out: Array<ChatMessage> = []
   for (const message of prompt.content) {
@@ -106,11 +104,11 @@ export const encodeMessages = (prompt: Prompt.Prompt): Array<ChatMessage> => {
         )
         const results = message.content.flatMap((p) => p.type === "tool-result" ? [p] : [])
         out.push(calls.length > 0 ? { role: "assistant", content: text === "" ? null : text, tool_calls: calls } : { role: "assistant", content: text })
-        for (const r of results) out.push({ role: "tool", tool_call_id: r.id, content: encodeResult(r.result) })
+        for (const r of results) out.push({ role: "tool", tool_call_id: r.id, content: Parts.encodeResult(r.result) })
         break
       }
       case "tool":
-        for (const r of message.content) out.push({ role: "tool", tool_call_id: r.id, content: encodeResult(r.result) })
+        for (const r of message.content) out.push({ role: "tool", tool_call_id: r.id, content: Parts.encodeResult(r.result) })
         break
     }
   }

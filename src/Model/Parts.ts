@@ -74,3 +74,6 @@ export const collect = (parts: ReadonlyArray<Response.StreamPartEncoded>): Array
   }
   return out
 }
+
+/** A tool result on the wire: a string verbatim (bash output reads better unquoted), anything else as JSON. */
+export const encodeResult = (result: unknown): string => typeof result === "string" ? result : JSON.stringify(result)

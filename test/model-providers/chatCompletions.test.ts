@@ -42,10 +42,13 @@ const stream = (server: FakeProvider, prompt: Prompt.RawInput = "list files") =>
   )
 
 const run = (server: FakeProvider, prompt?: Prompt.RawInput) =>
-  stream(server, prompt).pipe(Stream.runCollect, Effect.map((c) => Array.from(c) as Array<{ type: string } & Record<string, unknown>>))
+  stream(server, prompt).pipe(Stream.runCollect, Effect.map((c) => Array.from(c) as Array<Json>))
 
 /** The parts without their defaulted bookkeeping, for readable assertions. */
-const simple = (parts: ReadonlyArray<Record<string, unknown>>) =>
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any
+
+const simple = (parts: ReadonlyArray<Json>) =>
   parts.filter((p) => p.type !== "response-metadata").map((p) => {
     switch (p.type) {
       case "text-delta":

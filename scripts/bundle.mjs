@@ -21,13 +21,39 @@ import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "nod
 import { join } from "node:path"
 import { build } from "esbuild"
 
+/**
+ * Builtins the start never uses, loaded on first use instead: `node:crypto` (ids, temp names) and
+ * `node:child_process` (spawning bash) together cost ~2-3 ms of every start, and the first call
+ * needs them anyway. Each listed name becomes a function that requires the builtin when called; a
+ * name the source uses but this list lacks makes esbuild warn, and the build fails on warnings.
+ */
+const lazyBuiltins = {
+  "node:crypto": ["randomBytes", "randomUUID"],
+  "node:child_process": ["spawn"]
+}
+const lazyBuiltinsPlugin = {
+  name: "lazy-builtins",
+  setup(build) {
+    const filter = new RegExp(`^(${Object.keys(lazyBuiltins).join("|")})$`)
+    build.onResolve({ filter }, (args) =>
+      args.namespace === "lazy-builtin" ? { path: args.path, external: true } : { path: args.path, namespace: "lazy-builtin" })
+    build.onLoad({ filter: /.*/, namespace: "lazy-builtin" }, (args) => ({
+      loader: "js",
+      contents: [
+        `let m; const load = () => (m ??= require(${JSON.stringify(args.path)}));`,
+        ...lazyBuiltins[args.path].map((name) => `export const ${name} = (...args) => load().${name}(...args);`)
+      ].join("\n")
+    }))
+  }
+}
+
 const out = "dist"
 // Built next to dist/ and swapped in at the end, so a test running `node dist/bin.js` meanwhile
 // never sees a half-written dist/.
 const next = "dist.next"
 rmSync(next, { recursive: true, force: true })
 
-await build({
+const result = await build({
   entryPoints: { "dsh-acp": "src/bin.ts" },
   outdir: next,
   outExtension: { ".js": ".cjs" },
@@ -38,8 +64,10 @@ await build({
   minify: true,
   sourcemap: "linked",
   legalComments: "none",
+  plugins: [lazyBuiltinsPlugin],
   logLevel: "warning"
 })
+if (result.warnings.length > 0) throw new Error("bundle: esbuild warned (see above); fix it rather than ship it")
 
 const bundle = readFileSync(join(next, "dsh-acp.cjs"))
 const hash = createHash("sha256").update(bundle).update(process.version).digest("hex").slice(0, 12)

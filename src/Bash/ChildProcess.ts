@@ -72,6 +72,14 @@ export const killGroup = (pgid: number, signal: NodeJS.Signals): void => {
  * 1 when the group still exists (an honest lower bound) and 0 otherwise.
  */
 export const countGroup = (pgid: number): number => {
+  // Almost always the group is already gone: answer that without scanning /proc, which reads one
+  // file per process on the machine (measured: 2-3 ms of every call with ~80 processes, more on a
+  // desktop) and blocks the event loop meanwhile.
+  try {
+    process.kill(-pgid, 0)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ESRCH") return 0
+  }
   let entries: Array<string>
   try {
     entries = fs.readdirSync("/proc")

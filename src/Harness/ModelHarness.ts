@@ -58,7 +58,16 @@ export interface Options {
 
 export const DEFAULT_MAX_TURN_REQUESTS = 50
 
-type Emit = (event: HarnessEvent) => Effect.Effect<void>
+interface Emit {
+  (event: HarnessEvent): Effect.Effect<void>
+  /** Emits `event` and waits until the consumer of the turn's stream has taken it and asked for the next one. */
+  readonly delivered: (event: HarnessEvent) => Effect.Effect<void>
+}
+
+/** A mark in a turn's event queue that completes when the consumer pulls past it. */
+class Barrier {
+  constructor(readonly passed: Deferred.Deferred<void>) {}
+}
 
 /** What the loop reads of a stream part. Decoded parts have these fields, and so do the raw parts of a chunk that failed to decode. */
 interface RawPart {
@@ -297,7 +306,8 @@ const openSession = (
         const cwd = yield* shell.cwd
         const presentation = BashTool.presentCall(args, { cwd })
         const ask = options.approveAll !== true && !(yield* Ref.get(alwaysAllow))
-        yield* emit(HarnessEvent.ToolCallStarted({ callId, presentation, pending: ask }))
+        // The card must be on the wire before the permission request that names it.
+        yield* (ask ? emit.delivered : emit)(HarnessEvent.ToolCallStarted({ callId, presentation, pending: ask }))
         if (ask) {
           // A client should answer `cancelled` after `session/cancel`; one that does not must not
           // hold the turn.
@@ -410,8 +420,17 @@ const openSession = (
 
     const prompt: HarnessSession["prompt"] = (blocks, { cancel }) =>
       Stream.unwrapScoped(Effect.gen(function*() {
-        const events = yield* Mailbox.make<HarnessEvent>()
-        const emit: Emit = (event) => Effect.asVoid(events.offer(event))
+        // A Deferred in the mailbox is a barrier: it completes when the consumer pulls past the
+        // events before it (the stream is pulled one element at a time).
+        const events = yield* Mailbox.make<HarnessEvent | Barrier>()
+        const emit: Emit = Object.assign((event: HarnessEvent) => Effect.asVoid(events.offer(event)), {
+          delivered: (event: HarnessEvent) =>
+            Effect.gen(function*() {
+              const barrier = new Barrier(yield* Deferred.make<void>())
+              yield* events.offerAll([event, barrier])
+              yield* Deferred.await(barrier.passed)
+            })
+        })
         yield* turnLock.withPermits(1)(runTurn(blocks, cancel, emit)).pipe(
           // A bug must still end the turn, with a message rather than silence.
           Effect.catchAllCause((cause) =>
@@ -422,7 +441,12 @@ const openSession = (
           Effect.ensuring(events.end),
           Effect.forkScoped
         )
-        return Mailbox.toStream(events)
+        return Mailbox.toStream(events).pipe(
+          Stream.mapEffect((item) =>
+            item instanceof Barrier ? Effect.as(Deferred.succeed(item.passed, undefined), Option.none()) : Effect.succeed(Option.some(item))
+          ),
+          Stream.filterMap((item) => item)
+        )
       }))
 
     return { prompt, background: Mailbox.toStream(background), commands: [] } satisfies HarnessSession

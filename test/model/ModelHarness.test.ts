@@ -25,11 +25,14 @@ const completed = (events: ReadonlyArray<HarnessEvent>, callId: string) => {
 describe("ModelHarness", () => {
   it.scopedLive("two steps: the model runs a command, gets its rendered result, answers", () =>
     Effect.gen(function*() {
+      const log: Array<string> = []
       const { session, model, cwd, asked } = yield* open([
         [...think("I should run it."), ...say("Running it."), ...bashCall("c1", { command: "echo hi; exit 3" }), finish("tool-calls")],
         [...say("It printed hi and exited with 3."), finish("stop")]
-      ])
-      const events = yield* turn(session, "run echo hi; exit 3")
+      ], { decide: (request) => Effect.sync(() => log.push(`ask ${request.callId}`)).pipe(Effect.as("allow_once" as const)) })
+      const events = yield* turn(session, "run echo hi; exit 3", (event) => Effect.sync(() => void log.push(event._tag)))
+      // The pending card reached the consumer before the permission request that names it.
+      expect(log.slice(0, 4)).toEqual(["AgentThought", "AgentText", "ToolCallStarted", "ask c1"])
 
       expect(tags(events)).toEqual([
         "AgentThought", "AgentText", "ToolCallStarted", "ToolCallRunning", "ToolOutput", "ToolCallCompleted", "AgentText", "TurnEnded"

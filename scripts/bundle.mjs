@@ -48,9 +48,9 @@ const lazyBuiltinsPlugin = {
 }
 
 const out = "dist"
-// Built next to dist/ and swapped in at the end, so a test running `node dist/bin.js` meanwhile
-// never sees a half-written dist/.
-const next = "dist.next"
+// Built next to dist/ and swapped in, so a test running `node dist/bin.js` meanwhile never sees a
+// half-written dist/ (and two builds at once do not share a directory).
+const next = `dist.next-${process.pid}`
 rmSync(next, { recursive: true, force: true })
 
 const result = await build({
@@ -94,9 +94,9 @@ writeFileSync(join(next, "package.json"), `${JSON.stringify({ type: "commonjs" }
  * Makes the code cache the way a real start would: runs the agent, sends `initialize`, and lets it
  * exit at EOF right after the response, so the cache holds exactly what the start compiled.
  */
-const makeCache = () =>
+const makeCache = (dir) =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(next, "bin.js")], {
+    const child = spawn(process.execPath, [join(dir, "bin.js")], {
       stdio: ["pipe", "pipe", "inherit"],
       env: { ...process.env, DSH_ACP_WRITE_CODE_CACHE: "1" }
     })
@@ -115,17 +115,18 @@ const makeCache = () =>
     })}\n`)
     child.once("error", reject)
     child.once("exit", (code) =>
-      answered && code === 0 && existsSync(join(next, cacheName))
+      answered && code === 0 && existsSync(join(dir, cacheName))
         ? resolve()
         : reject(new Error(`making the code cache failed (exit ${code})`)))
   })
 
+rmSync(out, { recursive: true, force: true })
+renameSync(next, out)
+
+// Made in place: the cache records the script's path, which stack traces and profiles then show.
 try {
-  await makeCache()
+  await makeCache(out)
 } catch (error) {
   // The command works without the cache; only the start is slower.
   console.warn(`bundle: ${error.message}; dist/ has no code cache`)
 }
-
-rmSync(out, { recursive: true, force: true })
-renameSync(next, out)

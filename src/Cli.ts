@@ -3,6 +3,7 @@
  * loaded here delays Zed's first `initialize`.
  */
 import * as Either from "effect/Either"
+import * as ModelSpec from "./Model/ModelSpec.js"
 
 export const VERSION: string = process.env.DSH_ACP_VERSION ?? "0.1.0"
 
@@ -12,6 +13,10 @@ export interface AgentOptions {
   readonly timeoutMs: number | undefined
   readonly liveOutput: boolean
   readonly logLevel: LogLevel
+  /** The model to drive the session with; `undefined`: the shell harness (prompts are scripts). */
+  readonly model: ModelSpec.ModelSpec | undefined
+  /** With a model: run its commands without asking the user first. */
+  readonly approveAll: boolean
 }
 
 export type Command =
@@ -33,13 +38,28 @@ Options:
   --log-level <level>  none | error | warning | info | debug (default: warning); logs go to stderr
   --fallback           (demo) act as a client without terminal cards: the \`\`\`console text fallback
 
-Prompts are bash scripts run in the session's directory; /bg <script>, /jobs and /kill <id>
-manage background tasks.`
+Model (without --model, prompts are bash scripts run in the session's directory; /bg <script>,
+/jobs and /kill <id> manage background tasks):
+  --model <provider>:<model>  let a model run the commands: openai:gpt-4.1,
+                       anthropic:claude-sonnet-4-5, openai-compatible:qwen3:8b (env DSH_ACP_MODEL)
+  --base-url <url>     the provider's API root (env DSH_ACP_BASE_URL); defaults:
+                       https://api.openai.com/v1, https://api.anthropic.com; required for
+                       openai-compatible, e.g. http://127.0.0.1:11434/v1 (Ollama)
+  --api-key-env <NAME> the environment variable holding the key (env DSH_ACP_API_KEY_ENV);
+                       defaults: OPENAI_API_KEY, ANTHROPIC_API_KEY; none for openai-compatible
+  --approve-all        run the model's commands without asking first (env DSH_ACP_APPROVE_ALL=1)
+
+In Zed, put these in "agent_servers": { "DSH": { "command": "dsh-acp", "args": [...], "env": {...} } }.`
 
 const LOG_LEVELS: ReadonlyArray<LogLevel> = ["none", "error", "warning", "info", "debug"]
 
-export const parseArgs = (argv: ReadonlyArray<string>): Either.Either<Command, string> => {
+export const parseArgs = (
+  argv: ReadonlyArray<string>,
+  env: Readonly<Record<string, string | undefined>> = process.env
+): Either.Either<Command, string> => {
   let timeoutMs: number | undefined
+  const model: { model?: string; baseUrl?: string; apiKeyEnv?: string } = {}
+  let approveAll = env["DSH_ACP_APPROVE_ALL"] === "1" || env["DSH_ACP_APPROVE_ALL"] === "true"
   let liveOutput = true
   let logLevel: LogLevel = "warning"
   let fallback = false
@@ -73,12 +93,28 @@ export const parseArgs = (argv: ReadonlyArray<string>): Either.Either<Command, s
       case "--fallback":
         fallback = true
         break
+      case "--model":
+      case "--base-url":
+      case "--api-key-env": {
+        const raw = value()
+        if (raw === undefined || raw === "") return Either.left(`${flag} needs a value (see --help)`)
+        model[flag === "--model" ? "model" : flag === "--base-url" ? "baseUrl" : "apiKeyEnv"] = raw
+        break
+      }
+      case "--approve-all":
+        approveAll = true
+        break
       default:
         if (arg.startsWith("-")) return Either.left(`unknown option ${arg} (see --help)`)
         positional.push(arg)
     }
   }
-  const options: AgentOptions = { timeoutMs, liveOutput, logLevel }
+  if (positional[0] === "demo" && Object.keys(model).length > 0) {
+    return Either.left("the demo takes its model from DSH_ACP_MODEL, DSH_ACP_BASE_URL and DSH_ACP_API_KEY_ENV, not from options")
+  }
+  const spec = ModelSpec.resolve(ModelSpec.mergeSettings(model, ModelSpec.settingsFromEnv(env)), env)
+  if (Either.isLeft(spec)) return Either.left(spec.left)
+  const options: AgentOptions = { timeoutMs, liveOutput, logLevel, model: spec.right, approveAll }
   if (positional[0] === "demo") {
     return Either.right({ _tag: "Demo", script: positional.length > 1 ? positional.slice(1).join(" ") : undefined, fallback, options })
   }

@@ -28,12 +28,26 @@ const stderrLogger = (level: CliLogLevel) =>
     Logger.minimumLogLevel(levels[level])
   )
 
+/**
+ * With `--model`, the model harness over a lazily loaded provider. Both are dynamic imports, so a
+ * shell-harness start never evaluates `@effect/ai`, and the provider itself is imported in the
+ * background after start (Providers.layerFromSpec), so `initialize` does not wait for it.
+ */
+const harnessLayer = (options: AgentOptions) => {
+  const spec = options.model
+  if (spec === undefined) return ShellHarness.layer
+  return Layer.unwrapEffect(Effect.promise(async () => {
+    const [ModelHarness, Providers] = await Promise.all([import("./Harness/ModelHarness.js"), import("./Model/Providers.js")])
+    return ModelHarness.layer({ approveAll: options.approveAll }).pipe(Layer.provide(Providers.layerFromSpec(spec)))
+  }))
+}
+
 const runAgent = (options: AgentOptions) =>
   Server.serveStdio({
     agentInfo: { name: "dsh-acp", title: "DSH", version: VERSION },
     mapping: { liveOutput: options.liveOutput }
   }).pipe(
-    Effect.provide(ShellHarness.layer),
+    Effect.provide(harnessLayer(options)),
     Effect.provide(BashLive.layer(options.timeoutMs === undefined ? {} : { defaultTimeoutMs: options.timeoutMs })),
     Effect.provide(stderrLogger(options.logLevel))
   )

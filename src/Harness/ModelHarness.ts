@@ -11,7 +11,9 @@
  * When a card opens: at the complete `tool-call` part, not at `tool-params-start`. Zed reads a
  * card's `terminal_info` only from its first `tool_call`, and the card's title is the exact command,
  * which is unknown until the parameters are complete. The calls of one model response run one after
- * another once the response has ended; each card opens `pending` while the user is asked, then
+ * another once the response has ended; each card opens `pending` while the user is asked (the
+ * harness waits until the card's event has been taken by the bridge before asking, so the client
+ * knows the card the `session/request_permission` names), then
  * turns `in_progress` (`ToolCallRunning`) when the command starts, receives its output live
  * (`ToolOutput`, keyed by the model's call id), and closes with the result the model also gets.
  *
@@ -56,6 +58,7 @@ export interface Options {
   readonly approveAll?: boolean
 }
 
+/** The default cap on model calls per prompt. */
 export const DEFAULT_MAX_TURN_REQUESTS = 50
 
 interface Emit {
@@ -408,7 +411,14 @@ const openSession = (
             return yield* emit(HarnessEvent.TurnEnded({ stopReason: cancelled ? "cancelled" : "end_turn" }))
           }
           if (cancelled) return yield* emit(HarnessEvent.TurnEnded({ stopReason: "cancelled" }))
-          if (calls.length === 0) return yield* emit(HarnessEvent.TurnEnded({ stopReason: stopReasonOf(step.finish) }))
+          if (calls.length === 0) {
+            const stopReason = stopReasonOf(step.finish)
+            // Silence would look like a hang; a provider that drops events it cannot parse answers this way.
+            if (stopReason === "end_turn" && step.items.every((item) => item.kind !== "call" && item.text === "")) {
+              yield* emit(HarnessEvent.AgentText({ text: `⚠️ The model returned an empty response (finish reason: ${step.finish ?? "none"}).` }))
+            }
+            return yield* emit(HarnessEvent.TurnEnded({ stopReason }))
+          }
           const results: Array<{ call: CallItem; outcome: Outcome }> = []
           for (const call of calls) {
             const outcome = (yield* Deferred.isDone(cancel)) ? NOT_RUN_CANCELLED : yield* runCall(call, cancel, emit)
@@ -452,7 +462,7 @@ const openSession = (
     return { prompt, background: Mailbox.toStream(background), commands: [] } satisfies HarnessSession
   })
 
-/** The model harness over `Bash` and any `LanguageModel`. */
+/** The model harness over `Bash` and any `LanguageModel` (see {@link layer}). */
 export const make = (options: Options = {}): Effect.Effect<Harness["Type"], never, Bash | LanguageModel.LanguageModel> =>
   Effect.gen(function*() {
     const bash = yield* Bash

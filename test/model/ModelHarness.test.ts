@@ -169,6 +169,30 @@ describe("ModelHarness", () => {
       expect(String(results[1]!.result)).toMatch(/did not run/)
     }))
 
+  it.scopedLive("cancel while the user is asked closes the pending card; the command never runs", () =>
+    Effect.gen(function*() {
+      const { session, model, cwd } = yield* open([
+        [...bashCall("c1", { command: "touch asked-marker" }), finish("tool-calls")],
+        [...say("ok"), finish("stop")]
+      ], { decide: () => Effect.never })
+      const events = yield* turn(session, "touch", (event, cancel) =>
+        event._tag === "ToolCallStarted" ? Deferred.succeed(cancel, undefined).pipe(Effect.asVoid) : Effect.void)
+      expect(tags(events)).toEqual(["ToolCallStarted", "ToolCallCompleted", "TurnEnded"])
+      expect(completed(events, "c1").status).toBe("failed")
+      expect(lastEvent(events)).toMatchObject({ stopReason: "cancelled" })
+      expect(existsSync(join(cwd, "asked-marker"))).toBe(false)
+      yield* turn(session, "next")
+      expect(toolResults(model.requests[1]!)).toMatchObject([{ id: "c1", isFailure: true }])
+    }))
+
+  it.scopedLive("an empty response says so instead of ending silently", () =>
+    Effect.gen(function*() {
+      const { session } = yield* open([[finish("stop")]])
+      const events = yield* turn(session, "hello?")
+      expect(agentText(events)).toMatch(/empty response \(finish reason: stop\)/)
+      expect(lastEvent(events)).toMatchObject({ stopReason: "end_turn" })
+    }))
+
   it.scopedLive("the turn cap ends a prompt with max_turn_requests", () =>
     Effect.gen(function*() {
       const { session, model } = yield* open([

@@ -84,8 +84,14 @@ try { cachedData = fs.readFileSync(cacheFile); } catch {}
 const script = new vm.Script("(function (exports, require, module, __filename, __dirname) {" + fs.readFileSync(file, "utf8") + "\\n})", { filename: file, cachedData });
 const writeCache = process.env.DSH_ACP_WRITE_CODE_CACHE === "1";
 if (writeCache) process.once("exit", () => fs.writeFileSync(cacheFile, script.createCachedData()));
+// Effect probes once, at load, whether stack traces keep its helper's name (\`new Error().stack\`);
+// the first stack trace of a process costs ~1.7 ms. Without frames the probe answers "no" and Effect
+// uses its equivalent try/finally helper. Only the synchronous load runs with the limit at 0.
+const limit = Error.stackTraceLimit;
+Error.stackTraceLimit = 0;
 const mod = { exports: {} };
-script.runInThisContext()(mod.exports, createRequire(file), mod, file, __dirname);
+try { script.runInThisContext()(mod.exports, createRequire(file), mod, file, __dirname); }
+finally { Error.stackTraceLimit = limit; }
 `
 writeFileSync(join(next, "bin.js"), loader, { mode: 0o755 })
 writeFileSync(join(next, "package.json"), `${JSON.stringify({ type: "commonjs" })}\n`)

@@ -48,6 +48,8 @@ import { type ClientAccess, Harness, type HarnessSession, type PromptBlock } fro
 import { HarnessEvent, type StopReason } from "./HarnessEvent.js"
 import * as ModelTools from "./ModelTools.js"
 import * as SystemPrompt from "./SystemPrompt.js"
+import * as InvalidToolCall from "../Model/InvalidToolCall.js"
+import * as ProviderError from "../Model/ProviderError.js"
 
 export interface Options {
   /** Replaces the default system prompt ({@link SystemPrompt.make}); a function receives the session's facts. */
@@ -83,7 +85,15 @@ type Metadata = Record<string, Record<string, unknown> | undefined>
 /** One piece of the assistant's message, in the order it started. */
 type Item =
   | { readonly kind: "text" | "reasoning"; readonly id: string; text: string; metadata: Metadata }
-  | { readonly kind: "call"; readonly id: string; readonly name: string; readonly params: unknown; readonly metadata: Metadata }
+  | {
+    readonly kind: "call"
+    readonly id: string
+    readonly name: string
+    readonly params: unknown
+    readonly metadata: Metadata
+    /** Set when the provider already found the call invalid (unknown tool, bad JSON): what to tell the model. */
+    readonly invalid?: string
+  }
 
 type CallItem = Extract<Item, { kind: "call" }>
 
@@ -150,9 +160,17 @@ const consumePart = (step: Step, open: Map<string, Item>, part: RawPart, emit: E
     case "finish":
       step.finish = stringField(part, "reason")
       return Effect.void
-    case "error":
+    case "error": {
+      // A call the provider could not decode comes as an error part; it goes back to the model as
+      // a failed result it can correct, instead of ending the turn.
+      const invalid = InvalidToolCall.fromPart(part)
+      if (invalid !== undefined) {
+        step.items.push({ kind: "call", id: invalid.id, name: invalid.name, params: invalid.arguments, metadata: {}, invalid: invalid.message })
+        return Effect.void
+      }
       step.failure = `The model provider reported an error: ${describeUnknown(part.error)}`
       return Effect.void
+    }
     default:
       return Effect.void
   }
@@ -186,8 +204,7 @@ const recoverChunk = (error: AiError.AiError): ReadonlyArray<RawPart> | undefine
 const describeFailure = (cause: Cause.Cause<AiError.AiError>): string => {
   const failure = Cause.failureOption(cause)
   if (Option.isNone(failure)) return truncate(Cause.pretty(cause))
-  const error = failure.value
-  return truncate(`${error._tag}: ${error.message || "no details"}`)
+  return truncate(ProviderError.describe(failure.value))
 }
 
 const stopReasonOf = (finish: string | undefined): StopReason =>
@@ -354,7 +371,7 @@ const openSession = (
     const runCall = (call: CallItem, cancel: Deferred.Deferred<void>, emit: Emit): Effect.Effect<Outcome> =>
       Effect.suspend(() => {
         const callId = cardId(call.id)
-        const decoded = ModelTools.decodeCall(call.name, call.params)
+        const decoded = call.invalid !== undefined ? Either.left(call.invalid) : ModelTools.decodeCall(call.name, call.params)
         if (Either.isLeft(decoded)) {
           return Effect.as(
             Effect.zipRight(

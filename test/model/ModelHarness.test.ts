@@ -12,6 +12,7 @@ import * as Stream from "effect/Stream"
 import { existsSync } from "node:fs"
 import { join } from "node:path"
 import * as StatusLines from "../../src/Bash/StatusLines.js"
+import * as InvalidToolCall from "../../src/Model/InvalidToolCall.js"
 import type { HarnessEvent } from "../../src/Harness/HarnessEvent.js"
 import { bashCall, call, finish, lastUserText, type Part, say, think, toolResults } from "../support/scriptedModel.js"
 import { agentText, lastEvent, open, processesRunning, tags, turn } from "./support.js"
@@ -120,6 +121,30 @@ describe("ModelHarness", () => {
       expect(lastEvent(events)).toMatchObject({ stopReason: "end_turn" })
     }))
 
+  it.scopedLive("a call the provider found invalid (an InvalidToolCall error part) goes back to the model, the turn goes on", () =>
+    Effect.gen(function*() {
+      const invalid = InvalidToolCall.make({
+        id: "c1",
+        name: "Bash",
+        arguments: "{\"command\": \"ls",
+        reason: "invalid-json",
+        message: "The arguments of Bash are not valid JSON: send an object such as {\"command\": \"ls\"}."
+      })
+      const { session, model } = yield* open([
+        [{ type: "error", error: invalid } as Part, finish("tool-calls")],
+        [...bashCall("c2", { command: "echo fixed" }), finish("tool-calls")],
+        [...say("done"), finish("stop")]
+      ], { harness: { approveAll: true } })
+      const events = yield* turn(session, "go")
+
+      expect(model.requests).toHaveLength(3)
+      const first = toolResults(model.requests[1]!)
+      expect(first).toMatchObject([{ id: "c1", isFailure: true, result: invalid.message }])
+      expect(completed(events, "c1").status).toBe("failed")
+      expect(completed(events, "c2").status).toBe("completed")
+      expect(lastEvent(events)).toMatchObject({ _tag: "TurnEnded", stopReason: "end_turn" })
+    }))
+
   it.scopedLive("cancel during model text interrupts the stream; the words stay in the history", () =>
     Effect.gen(function*() {
       let interrupted = false
@@ -218,11 +243,11 @@ describe("ModelHarness", () => {
         [...say("fine now"), finish("stop")]
       ])
       const failed = yield* turn(session, "hello")
-      expect(agentText(failed)).toMatch(/^Hel\n\n⚠️ The model request failed: UnknownError: .*HTTP 500/)
+      expect(agentText(failed)).toMatch(/^Hel\n\n⚠️ The model request failed: Test: HTTP 500/)
       expect(lastEvent(failed)).toMatchObject({ stopReason: "end_turn" })
 
       const malformed = yield* turn(session, "again")
-      expect(agentText(malformed)).toMatch(/The model request failed: MalformedOutput/)
+      expect(agentText(malformed)).toMatch(/The model request failed: .*MalformedOutput/)
       expect(lastEvent(malformed)).toMatchObject({ stopReason: "end_turn" })
 
       const ok = yield* turn(session, "third")

@@ -9,6 +9,8 @@
 //   node bench/run.mjs --json            print the results as JSON (what the test reads)
 //   node bench/run.mjs --only cold,call  run some benchmarks (cold, call, live, flood, concurrency)
 //   node bench/run.mjs --agent path.js   benchmark another build of the command
+//   node bench/run.mjs --baseline old/bin.js --baseline-label "before X"
+//                                        also time an older build's cold start, interleaved
 //
 // Timing thresholds live here and in the report, never in tests.
 import { spawn } from "node:child_process"
@@ -227,23 +229,38 @@ const coldOnce = (args) =>
     })
   })
 
-export const benchCold = async ({ agent, rounds }) => {
+/** `baseline`: another build of the command (e.g. before an optimization), measured interleaved too. */
+export const benchCold = async ({ agent, rounds, baseline }) => {
   const agentMs = []
   const floorMs = []
+  const baselineMs = []
   let ok = true
   // One untimed round of each warms the page cache.
   await coldOnce([agent])
   await coldOnce(["-e", FLOOR_SERVER])
+  if (baseline) await coldOnce([baseline])
   for (let i = 0; i < rounds; i++) {
     const a = await coldOnce([agent])
     const f = await coldOnce(["-e", FLOOR_SERVER])
     ok &&= a.ok && f.ok
     agentMs.push(a.ms)
     floorMs.push(f.ms)
+    if (baseline) baselineMs.push((await coldOnce([baseline])).ms)
   }
   const agentMedian = median(agentMs)
   const floorMedian = median(floorMs)
-  return { rounds, ok, agentMs, floorMs, agentMedian, floorMedian, ratio: agentMedian / floorMedian, target: 1.5, met: agentMedian / floorMedian <= 1.5 }
+  return {
+    rounds,
+    ok,
+    agentMs,
+    floorMs,
+    agentMedian,
+    floorMedian,
+    ratio: agentMedian / floorMedian,
+    target: 1.5,
+    met: agentMedian / floorMedian <= 1.5,
+    ...(baseline ? { baseline, baselineMedian: median(baselineMs), baselineRatio: median(baselineMs) / floorMedian } : {})
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -539,6 +556,7 @@ export const markdown = (results, { short, argv }) => {
       `| dsh-acp (\`node dist/bin.js\`) | ${ms(c.agentMedian)} | | |`,
       `| floor (bare node) | ${ms(c.floorMedian)} | | |`,
       `| ratio | ${c.ratio.toFixed(2)}× | ≤ ${c.target}× | ${yes(c.met)} |`,
+      ...(c.baseline ? [`| baseline (${c.baselineLabel ?? c.baseline}) | ${ms(c.baselineMedian)} = ${c.baselineRatio.toFixed(2)}× | | |`] : []),
       "",
       `${c.rounds} rounds each, after one untimed warm-up.`,
       ""
@@ -625,14 +643,15 @@ export const markdown = (results, { short, argv }) => {
 
 export const ALL = ["cold", "call", "live", "flood", "concurrency"]
 
-export const runAll = async ({ agent, short, only = ALL, log = () => {} }) => {
+export const runAll = async ({ agent, short, only = ALL, baseline, baselineLabel, log = () => {} }) => {
   const results = { machine: machine() }
   const size = short
     ? { cold: 5, call: 15, warmup: 3, live: 1, flood: 1, floodBytes: 64 * 1024 * 1024, sessions: 20, commands: 10 }
     : { cold: 10, call: 50, warmup: 10, live: 3, flood: 3, floodBytes: 1024 * 1024 * 1024, sessions: 20, commands: 10 }
   if (only.includes("cold")) {
     log("cold start…")
-    results.cold = await benchCold({ agent, rounds: size.cold })
+    results.cold = await benchCold({ agent, rounds: size.cold, ...(baseline ? { baseline } : {}) })
+    if (baseline && baselineLabel) results.cold.baselineLabel = baselineLabel
   }
   if (only.includes("call")) {
     log("per-call overhead…")
@@ -663,7 +682,9 @@ const main = async () => {
   const short = flag("--short")
   const agent = resolve(value("--agent") ?? join(root, "dist", "bin.js"))
   const only = value("--only")?.split(",") ?? ALL
-  const results = await runAll({ agent, short, only, log: (s) => process.stderr.write(`bench: ${s}\n`) })
+  const baseline = value("--baseline") === undefined ? undefined : resolve(value("--baseline"))
+  const baselineLabel = value("--baseline-label")
+  const results = await runAll({ agent, short, only, baseline, baselineLabel, log: (s) => process.stderr.write(`bench: ${s}\n`) })
   const ok = ["cold", "call", "live", "flood", "concurrency"].every((k) => results[k] === undefined || results[k].ok)
   if (flag("--json")) {
     process.stdout.write(JSON.stringify(results, null, 2) + "\n")

@@ -82,7 +82,17 @@ export interface BashConfig {
   readonly maxTasks: number
   /** Where full-output files go. */
   readonly tempDir: string
+  /**
+   * How a command's processes are contained (default `"auto"`):
+   * - `"bwrap"`: each command in its own pid namespace (`bwrap --unshare-pid`): a `setsid`
+   *   grandchild is killed with the rest, and nothing survives the agent, even a SIGKILLed one;
+   * - `"process-group"`: each command leads its own process group (what `kill(-pgid)` reaches);
+   * - `"auto"`: `"bwrap"` when a probe at start shows it works here, else `"process-group"`.
+   */
+  readonly containment?: ContainmentMode
 }
+
+export type ContainmentMode = "auto" | "bwrap" | "process-group"
 
 export class Bash extends Context.Tag("dsh-acp/Bash/Bash")<Bash, {
   /** A shell for one session, starting in `cwd` (absolute). */

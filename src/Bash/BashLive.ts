@@ -31,6 +31,7 @@ import {
   type BashConfig,
   type BashResult,
   type BashSession,
+  type ContainmentMode,
   type RunEvent,
   type TaskInfo,
   type TaskOutput
@@ -49,7 +50,8 @@ export const defaultConfig: BashConfig = {
   fullOutputMaxBytes: 64 * 1024 * 1024,
   envAllow: [],
   maxTasks: 16,
-  tempDir: os.tmpdir()
+  tempDir: os.tmpdir(),
+  containment: "auto"
 }
 
 /** After the main process exited, how long `&` jobs may keep the pipes open before they are killed. */
@@ -123,19 +125,24 @@ interface ExecResult {
  */
 const execute = (
   config: BashConfig,
+  containment: ChildProcess.Containment,
   spec: ExecSpec
 ): Effect.Effect<Effect.Effect<ExecResult>, BashError, Scope.Scope> =>
   Effect.gen(function*() {
-    const cwdFile = spec.recordCwd
-      ? path.join(config.tempDir, `dsh-acp-cwd-${process.pid}-${crypto.randomBytes(6).toString("hex")}`)
-      : undefined
-    if (cwdFile !== undefined) {
-      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(cwdFile, { force: true })))
+    const tempFile = (kind: string) =>
+      path.join(config.tempDir, `dsh-acp-${kind}-${process.pid}-${crypto.randomBytes(6).toString("hex")}`)
+    const cwdFile = spec.recordCwd ? tempFile("cwd") : undefined
+    // In a pid namespace a signal death reaches us as 128+n; the EXIT trap's record tells them apart.
+    const exitFile = containment._tag === "PidNamespace" ? tempFile("exit") : undefined
+    for (const file of [cwdFile, exitFile]) {
+      if (file !== undefined) yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(file, { force: true })))
     }
+    const onExit = [
+      ...(exitFile === undefined ? [] : [`echo $? > ${shellQuote(exitFile)} 2>/dev/null`]),
+      ...(cwdFile === undefined ? [] : [`pwd -P > ${shellQuote(cwdFile)} 2>/dev/null`])
+    ]
     // On one line with the command so bash's error messages keep the user's line numbers.
-    const script = cwdFile === undefined
-      ? spec.command
-      : `trap ${shellQuote(`pwd -P > ${shellQuote(cwdFile)} 2>/dev/null`)} EXIT; ${spec.command}`
+    const script = onExit.length === 0 ? spec.command : `trap ${shellQuote(onExit.join("; "))} EXIT; ${spec.command}`
     const budget = new OutputBudget({
       maxChars: config.maxOutputChars,
       fullOutputMaxBytes: config.fullOutputMaxBytes,
@@ -150,6 +157,8 @@ const execute = (
       args: ["--noprofile", "--norc", "-c", script],
       cwd: spec.cwd,
       env: { ...EnvScrub.scrub(process.env, { allow: config.envAllow }), PWD: spec.cwd },
+      containment,
+      ...(exitFile === undefined ? {} : { exitFile }),
       onData: (chunk, pipes) => {
         const text = decoder.write(chunk)
         budget.write(chunk, text)
@@ -188,7 +197,7 @@ const execute = (
       )
       // Pipes held open by `&` jobs: give them a moment to finish, then the group goes.
       yield* Effect.interruptible(child.closed).pipe(Effect.timeout(DRAIN), Effect.ignore)
-      const leftovers = ChildProcess.countGroup(child.pid)
+      const leftovers = child.countLive()
       child.signalGroup("SIGKILL")
       // Nothing can write any more (bar a `setsid` escapee): take what is still in the pipes. While a
       // slow consumer holds us back, keep waiting (it either reads or goes away, which resumes the
@@ -248,8 +257,13 @@ const taskInfo = (t: TaskState): TaskInfo => ({
   ...(t.result !== undefined ? { result: t.result } : {})
 })
 
-const makeSession = (config: BashConfig, initialCwd: string): Effect.Effect<BashSession, never, Scope.Scope> =>
+const makeSession = (
+  config: BashConfig,
+  containmentOf: Effect.Effect<ChildProcess.Containment>,
+  initialCwd: string
+): Effect.Effect<BashSession, never, Scope.Scope> =>
   Effect.gen(function*() {
+    const containment = yield* containmentOf
     const cwdRef = yield* Ref.make(path.resolve(initialCwd))
     // The cwd files and full-output files go there; a missing directory would silently lose the cwd.
     yield* Effect.sync(() => {
@@ -299,7 +313,7 @@ const makeSession = (config: BashConfig, initialCwd: string): Effect.Effect<Bash
         const dir = yield* resolveDir(base, args.workdir)
         const queue = yield* Effect.acquireRelease(Queue.bounded<RunEvent>(FOREGROUND_QUEUE_CHUNKS), Queue.shutdown)
         const pump = OutputPump.make(queue, yield* Effect.runtime<never>())
-        const wait = yield* execute(config, {
+        const wait = yield* execute(config, containment, {
           command: args.command,
           cwd: dir,
           ...timeouts(args.timeout_ms, config.defaultTimeoutMs),
@@ -382,7 +396,7 @@ const makeSession = (config: BashConfig, initialCwd: string): Effect.Effect<Bash
         // process can be started without an owner.
         yield* Effect.uninterruptible(Effect.gen(function*() {
           const scope = yield* Scope.make()
-          const wait = yield* execute(config, {
+          const wait = yield* execute(config, containment, {
             command: args.command,
             cwd: dir,
             ...timeouts(args.timeout_ms, undefined),
@@ -462,8 +476,59 @@ const makeSession = (config: BashConfig, initialCwd: string): Effect.Effect<Bash
     return session
   })
 
-/** The live executor; `config` overrides {@link defaultConfig} field by field. */
-export const layer = (config?: Partial<BashConfig>): Layer.Layer<Bash> => {
-  const merged: BashConfig = { ...defaultConfig, ...config }
-  return Layer.succeed(Bash, { session: ({ cwd }) => makeSession(merged, cwd) })
+const CONTAINMENT_MODES: ReadonlyArray<ContainmentMode> = ["auto", "bwrap", "process-group"]
+
+/** `DSH_ACP_CONTAINMENT` (`auto` | `bwrap` | `process-group`), used when the config does not say. */
+export const containmentFromEnv = (env: Readonly<Record<string, string | undefined>> = process.env): ContainmentMode | undefined => {
+  const value = env.DSH_ACP_CONTAINMENT
+  return CONTAINMENT_MODES.includes(value as ContainmentMode) ? value as ContainmentMode : undefined
 }
+
+const pidNamespace: ChildProcess.Containment = { _tag: "PidNamespace", bwrap: "bwrap" }
+
+/**
+ * The containment for a mode, logged once. `"auto"` probes bwrap in the background so the agent's
+ * start is not delayed; the first command waits for the answer (a few milliseconds).
+ */
+export const resolveContainment = (mode: ContainmentMode): Effect.Effect<Effect.Effect<ChildProcess.Containment>> => {
+  switch (mode) {
+    case "process-group":
+      return Effect.logInfo("containment: process groups (configured)").pipe(Effect.as(Effect.succeed(ChildProcess.processGroup)))
+    case "bwrap":
+      return Effect.logInfo("containment: bwrap pid namespace (configured)").pipe(Effect.as(Effect.succeed(pidNamespace)))
+    case "auto":
+      return ChildProcess.probeBwrap().pipe(
+        Effect.tap((probe) => {
+          switch (probe._tag) {
+            case "Works":
+              return Effect.logInfo("containment: bwrap pid namespace")
+            case "Missing":
+              return Effect.logInfo("containment: process groups (bwrap is not installed; a setsid grandchild can escape)")
+            case "Broken":
+              return Effect.logWarning(`containment: process groups (bwrap does not work here: ${probe.reason.split("\n")[0]})`)
+          }
+        }),
+        Effect.map((probe) => probe._tag === "Works" ? pidNamespace : ChildProcess.processGroup),
+        Effect.forkDaemon,
+        Effect.map(Fiber.join)
+      )
+  }
+}
+
+/**
+ * The live executor; `config` overrides {@link defaultConfig} field by field. The containment mode
+ * comes from `config.containment`, else `DSH_ACP_CONTAINMENT`, else `"auto"`.
+ */
+export const layer = (config?: Partial<BashConfig>): Layer.Layer<Bash> =>
+  Layer.effect(
+    Bash,
+    Effect.gen(function*() {
+      const merged: BashConfig = {
+        ...defaultConfig,
+        ...config,
+        containment: config?.containment ?? containmentFromEnv() ?? defaultConfig.containment ?? "auto"
+      }
+      const containment = yield* resolveContainment(merged.containment ?? "auto")
+      return { session: ({ cwd }) => makeSession(merged, containment, cwd) }
+    })
+  )

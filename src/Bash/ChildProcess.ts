@@ -7,9 +7,15 @@
  * `kill(-pgid)`), its stdin is `/dev/null` (a prompt fails fast instead of hanging), the exit is a
  * Deferred resolved on Node's `exit` event (which comes before `close` when a `&` job still holds
  * the pipes), and closing the scope always runs the bounded TERM → grace → KILL sequence.
+ *
+ * Containment. A process group cannot hold a `setsid` grandchild, and nothing kills the group when
+ * the agent itself is SIGKILLed. When `bwrap` works, the command runs in its own pid namespace
+ * (see {@link PidNamespace}): when the namespace's init dies the kernel kills every process in it,
+ * and `--die-with-parent` ties that init to the agent's life.
  */
 import * as cp from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as Data from "effect/Data"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -22,6 +28,89 @@ export const KILL_GRACE = Duration.seconds(2)
 
 export class SpawnError extends Data.TaggedError("SpawnError")<{ readonly message: string }> {}
 
+/**
+ * How a command's processes are held together.
+ * - `ProcessGroup`: the command is the leader of its own group; `kill(-pgid)` reaches the tree,
+ *   except a `setsid` grandchild, and an agent killed by SIGKILL leaves the group running.
+ * - `PidNamespace`: as above, inside a pid namespace made by `bwrap`; the namespace's death takes
+ *   everything in it, escapees included, and it dies with the agent.
+ */
+export type Containment =
+  | { readonly _tag: "ProcessGroup" }
+  | { readonly _tag: "PidNamespace"; readonly bwrap: string }
+
+export const processGroup: Containment = { _tag: "ProcessGroup" }
+
+/**
+ * The namespace is made by `bwrap` and its pid 1 is our own tiny init (a bash), because:
+ * - bwrap's own init reports a child's signal death as the exit code 128+n and exits as soon as the
+ *   command does, killing `&` jobs before their output is drained; our init reports the status on
+ *   fd 4 and then waits (as `sleep`, with every pipe closed) until we kill it, so the drain and
+ *   the `&` job count work as in a process group;
+ * - `--new-session` makes init (pid 1 inside) the leader of a new group whose id (its host pid) we
+ *   read from `--info-fd`: signals go to that group, never to the outer `bwrap` process, whose death
+ *   would SIGKILL the namespace at once and take away the command's TERM grace. Init itself ignores
+ *   TERM (the kernel drops signals to a namespace's init that it has no handler for); SIGKILL to
+ *   the group reaches it (forced from the parent namespace) and so ends the whole namespace;
+ * - the command's stderr goes around init's own stderr, so bash's "Terminated" notice for a
+ *   signalled child is not printed into the output.
+ * `--dev-bind / /` keeps the whole filesystem (mounts below included, /dev too) as it is, `--proc
+ * /proc` shows the namespace's own processes (so `ps`, `kill %1`, `$$` agree inside); the user,
+ * environment and cwd are those of the agent (bwrap keeps the environment, `--chdir` the cwd).
+ */
+export const BWRAP_FLAGS: ReadonlyArray<string> = [
+  "--unshare-pid",
+  "--die-with-parent",
+  "--new-session",
+  "--as-pid-1",
+  "--dev-bind",
+  "/",
+  "/",
+  "--proc",
+  "/proc"
+]
+
+const NAMESPACE_INIT = [
+  `exec 5>&2 2>/dev/null`,
+  `"$@" 2>&5 5>&- 4>&-`,
+  `echo "$?" >&4`,
+  `exec sleep 2147483647 </dev/null >/dev/null 2>&1 4>&- 5>&-`
+].join("; ")
+
+/** The argv (after `bwrap`) that runs `file args` in a new pid namespace under our init. */
+export const bwrapArgs = (cwd: string, file: string, args: ReadonlyArray<string>): Array<string> => [
+  ...BWRAP_FLAGS,
+  "--chdir",
+  cwd,
+  "--info-fd",
+  "3",
+  "--",
+  "bash",
+  "--noprofile",
+  "--norc",
+  "-c",
+  NAMESPACE_INIT,
+  "dsh-acp-init",
+  file,
+  ...args
+]
+
+const SIGNALS_BY_NUMBER: ReadonlyMap<number, NodeJS.Signals> = new Map(
+  Object.entries(os.constants.signals).map(([name, n]) => [n, name as NodeJS.Signals])
+)
+
+/**
+ * The command's status from what init saw (`$?`, where a signal death n reads 128+n) and the
+ * status the command's own EXIT trap recorded, if any. Bash runs that trap on a normal exit with
+ * the exit status, and on a caught fatal signal (TERM, HUP, …) with the status of the command
+ * before — rarely 128+n — while SIGKILL or an `exec`'d program skip it. So 128+n is a signal
+ * unless the trap recorded exactly that code.
+ */
+export const namespaceStatus = (code: number, recorded: number | undefined): ExitStatus => {
+  const signal = code > 128 ? SIGNALS_BY_NUMBER.get(code - 128) : undefined
+  return signal !== undefined && recorded !== code ? signaled(signal) : exited(code)
+}
+
 export interface SpawnOptions {
   readonly file: string
   readonly args: ReadonlyArray<string>
@@ -32,6 +121,13 @@ export interface SpawnOptions {
    * lets a slow consumer stop the reading (the writer then blocks when the pipe fills).
    */
   readonly onData: (chunk: Buffer, pipes: Pipes) => void
+  /** Default {@link processGroup}. */
+  readonly containment?: Containment
+  /**
+   * In a pid namespace: a file where the command records `$?` from its EXIT trap (a bash script
+   * `trap 'echo $? > file' EXIT; …`), to tell `exit 143` from a SIGTERM death (see {@link namespaceStatus}).
+   */
+  readonly exitFile?: string
 }
 
 export interface Pipes {
@@ -40,7 +136,7 @@ export interface Pipes {
 }
 
 export interface Child {
-  /** The pid, which is also the process group id. */
+  /** The pid of the spawned process (bash, or the outer `bwrap`). */
   readonly pid: number
   /** Completes when the main process has exited (its pipes may still be held open by `&` jobs). */
   readonly exit: Effect.Effect<ExitStatus>
@@ -56,6 +152,10 @@ export interface Child {
   readonly terminate: Effect.Effect<ExitStatus>
   /** Stops reading and closes the pipes (what is left after a kill is not waited for). */
   readonly destroyPipes: () => void
+  /** Live processes still belonging to the command (the group; in a namespace, all of it but init). */
+  readonly countLive: () => number
+  /** Waits (at most a second) for the spawned process itself to be gone, once killed. */
+  readonly reaped: Effect.Effect<void>
 }
 
 /** Signals a process group, ignoring ESRCH (already gone). */
@@ -107,6 +207,30 @@ export const countGroup = (pgid: number): number => {
   return n
 }
 
+/** Live processes in the pid namespace `nsInode` (Linux only), except `exceptPid`. */
+export const countNamespace = (nsInode: number, exceptPid: number): number => {
+  const target = `pid:[${nsInode}]`
+  let n = 0
+  let entries: Array<string>
+  try {
+    entries = fs.readdirSync("/proc")
+  } catch {
+    return 0
+  }
+  for (const entry of entries) {
+    if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57 || Number(entry) === exceptPid) continue
+    try {
+      if (fs.readlinkSync(`/proc/${entry}/ns/pid`) !== target) continue
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "latin1")
+      const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0]
+      if (state !== "Z" && state !== "X") n++
+    } catch {
+      // gone while we looked
+    }
+  }
+  return n
+}
+
 const statusOf = (code: number | null, signal: NodeJS.Signals | null): ExitStatus =>
   signal !== null ? signaled(signal) : exited(code === null ? 255 : Math.max(0, Math.min(255, code)))
 
@@ -121,35 +245,93 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Child, SpawnError, S
       const exitDeferred = yield* Deferred.make<ExitStatus>()
       const closedDeferred = yield* Deferred.make<void>()
       const spawnError = yield* Deferred.make<string>()
+      const inNamespace = options.containment?._tag === "PidNamespace" ? options.containment : undefined
       let child: cp.ChildProcess
       try {
-        child = cp.spawn(options.file, options.args as Array<string>, {
-          cwd: options.cwd,
-          env: options.env,
-          stdio: ["ignore", "pipe", "pipe"],
-          detached: true
-        })
+        child = inNamespace === undefined
+          ? cp.spawn(options.file, options.args as Array<string>, {
+            cwd: options.cwd,
+            env: options.env,
+            stdio: ["ignore", "pipe", "pipe"],
+            detached: true
+          })
+          : cp.spawn(inNamespace.bwrap, bwrapArgs(options.cwd, options.file, options.args), {
+            cwd: options.cwd,
+            env: options.env,
+            // 3: bwrap's info (init's host pid and the namespace), 4: init's report of the exit status.
+            stdio: ["ignore", "pipe", "pipe", "pipe", "pipe"],
+            detached: true
+          })
       } catch (e) {
         return yield* new SpawnError({ message: e instanceof Error ? e.message : String(e) })
       }
       let exitedFlag = false
+      const setExit = (status: ExitStatus) => {
+        exitedFlag = true
+        Deferred.unsafeDone(exitDeferred, Effect.succeed(status))
+      }
       child.on("error", (e) => {
         Deferred.unsafeDone(spawnError, Effect.succeed(e.message))
       })
-      child.on("exit", (code, signal) => {
-        exitedFlag = true
-        Deferred.unsafeDone(exitDeferred, Effect.succeed(statusOf(code, signal)))
-      })
-      child.on("close", () => {
-        Deferred.unsafeDone(closedDeferred, Effect.void)
-      })
+      // In a namespace, bwrap itself exits only when init is killed (or when it fails to set up);
+      // the command's exit comes first on fd 4.
+      const reaped = yield* Deferred.make<void>()
+      child.on("exit", () => Deferred.unsafeDone(reaped, Effect.void))
+      child.on("exit", (code, signal) =>
+        // bwrap passes on init's death by signal n as 128+n (init is only ever killed by us).
+        setExit(inNamespace !== undefined && signal === null && code !== null ? namespaceStatus(code, undefined) : statusOf(code, signal)))
+      // Both output pipes closed (not Node's `close`, which also waits for the namespace's fds 3 and 4).
+      let openPipes = 2
+      const pipeClosed = () => {
+        if (--openPipes === 0) Deferred.unsafeDone(closedDeferred, Effect.void)
+      }
+      child.stdout!.on("close", pipeClosed)
+      child.stderr!.on("close", pipeClosed)
       if (child.pid === undefined) {
         const message = yield* Effect.interruptible(Deferred.await(spawnError)).pipe(
           Effect.timeoutTo({ duration: Duration.seconds(1), onSuccess: (m) => m, onTimeout: () => "unknown error" })
         )
-        return yield* new SpawnError({ message: `could not start ${options.file}: ${message}` })
+        return yield* new SpawnError({ message: `could not start ${inNamespace?.bwrap ?? options.file}: ${message}` })
       }
       const pid = child.pid
+      /** In a namespace: init's host pid (the command's group) and the namespace, once bwrap said them. */
+      let namespace: { readonly init: number; readonly inode: number } | undefined
+      if (inNamespace !== undefined) {
+        const info = child.stdio[3] as NodeJS.ReadableStream
+        let infoText = ""
+        info.setEncoding("utf8")
+        info.on("data", (text: string) => {
+          infoText += text
+          try {
+            const parsed = JSON.parse(infoText) as { "child-pid"?: unknown; "pid-namespace"?: unknown }
+            if (typeof parsed["child-pid"] === "number" && typeof parsed["pid-namespace"] === "number") {
+              namespace = { init: parsed["child-pid"], inode: parsed["pid-namespace"] }
+            }
+          } catch {
+            // not complete yet
+          }
+        })
+        info.on("error", () => {})
+        const report = child.stdio[4] as NodeJS.ReadableStream
+        let reportText = ""
+        report.setEncoding("utf8")
+        report.on("data", (text: string) => {
+          reportText += text
+          const m = /^(\d+)\n/.exec(reportText)
+          if (m === null || exitedFlag) return
+          let recorded: number | undefined
+          if (options.exitFile !== undefined) {
+            try {
+              const text = fs.readFileSync(options.exitFile, "utf8").trim()
+              if (/^\d+$/.test(text)) recorded = Number(text)
+            } catch {
+              // no EXIT trap ran: killed, or replaced by `exec`
+            }
+          }
+          setExit(namespaceStatus(Number(m[1]), recorded))
+        })
+        report.on("error", () => {})
+      }
       const pipes: Pipes = {
         pause: () => {
           child.stdout!.pause()
@@ -163,7 +345,19 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Child, SpawnError, S
       const onData = (chunk: Buffer) => options.onData(chunk, pipes)
       child.stdout!.on("data", onData)
       child.stderr!.on("data", onData)
-      const signalGroup = (signal: NodeJS.Signals) => killGroup(pid, signal)
+      const signalGroup = (signal: NodeJS.Signals) => {
+        if (inNamespace === undefined) return killGroup(pid, signal)
+        // Before bwrap told us init's pid, only bwrap's own group can be reached: any signal that
+        // ends bwrap ends the namespace too (--die-with-parent), just without a grace.
+        if (namespace !== undefined) killGroup(namespace.init, signal)
+        if (namespace === undefined || signal === "SIGKILL") killGroup(pid, signal)
+      }
+      const countLive = () =>
+        inNamespace === undefined
+          ? countGroup(pid)
+          : namespace === undefined
+          ? countGroup(pid)
+          : countNamespace(namespace.inode, namespace.init)
       const exit = Deferred.await(exitDeferred)
       // Finalizers run uninterruptibly, and a timeout waits for an uninterruptible effect to finish:
       // the bounded waits below must be explicitly interruptible or they would wait forever.
@@ -181,10 +375,24 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Child, SpawnError, S
           )
         )
       })
+      // The outer bwrap holds the output pipes until the namespace ends, so they cannot signal that
+      // the command's processes are done: in a namespace, "closed" is "nothing but init is left"
+      // (polled: cheap, and immediate for the usual command that leaves nothing behind); then init
+      // is killed, bwrap exits and the pipes really close.
+      const namespaceClosed: Effect.Effect<void> = Effect.gen(function*() {
+        yield* exit
+        let delay = 2
+        while (countLive() > 0) {
+          yield* Effect.sleep(Duration.millis(delay))
+          delay = Math.min(delay * 2, 25)
+        }
+        signalGroup("SIGKILL")
+        yield* Deferred.await(closedDeferred)
+      })
       const result: Child = {
         pid,
         exit,
-        closed: Deferred.await(closedDeferred),
+        closed: inNamespace === undefined ? Deferred.await(closedDeferred) : namespaceClosed,
         hasExited: () => exitedFlag,
         pause: pipes.pause,
         resume: pipes.resume,
@@ -193,7 +401,13 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Child, SpawnError, S
         destroyPipes: () => {
           child.stdout!.destroy()
           child.stderr!.destroy()
-        }
+          for (const extra of child.stdio.slice(3)) (extra as { destroy?: () => void } | null)?.destroy?.()
+        },
+        countLive,
+        // The outer bwrap outlives the namespace by a moment: the scope waits for it (bounded).
+        reaped: inNamespace === undefined
+          ? Effect.void
+          : Effect.interruptible(Deferred.await(reaped)).pipe(Effect.timeout(Duration.seconds(1)), Effect.ignore)
       }
       return result
     }),
@@ -202,6 +416,54 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Child, SpawnError, S
         Effect.zipRight(Effect.sync(() => {
           child.signalGroup("SIGKILL")
           child.destroyPipes()
-        }))
+        })),
+        Effect.zipRight(child.reaped)
       )
+  )
+
+/** Why `bwrap` cannot contain commands here, or `undefined` when it can. */
+export type ProbeResult = { readonly _tag: "Works" } | { readonly _tag: "Missing" } | { readonly _tag: "Broken"; readonly reason: string }
+
+/**
+ * Runs `true` the way every command will run (same flags, same init), bounded by `timeout`.
+ * bwrap can be installed and still fail: no unprivileged user namespaces, a container without
+ * CAP_SYS_ADMIN to mount /proc, a seccomp profile that forbids `clone(CLONE_NEWPID)`.
+ */
+export const probeBwrap = (bwrap = "bwrap", timeout: Duration.DurationInput = Duration.seconds(2)): Effect.Effect<ProbeResult> =>
+  Effect.async<ProbeResult>((resume) => {
+    let stderr = ""
+    let child: cp.ChildProcess
+    try {
+      child = cp.spawn(bwrap, bwrapArgs("/", "true", []), { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"] })
+    } catch (e) {
+      resume(Effect.succeed({ _tag: "Broken", reason: e instanceof Error ? e.message : String(e) }))
+      return
+    }
+    let reported = false
+    child.stderr!.setEncoding("utf8")
+    child.stderr!.on("data", (text: string) => void (stderr += text))
+    // Our init reports `true`'s status on fd 4, then waits to be killed: that report is success.
+    const report = child.stdio[4] as NodeJS.ReadableStream
+    report.setEncoding("utf8")
+    report.on("data", (text: string) => {
+      if (text.startsWith("0")) {
+        reported = true
+        child.kill("SIGKILL")
+        resume(Effect.succeed({ _tag: "Works" }))
+      }
+    })
+    report.on("error", () => {})
+    child.on("error", (e: NodeJS.ErrnoException) =>
+      resume(Effect.succeed(e.code === "ENOENT" ? { _tag: "Missing" } : { _tag: "Broken", reason: e.message })))
+    child.on("exit", (code, signal) => {
+      if (reported) return
+      resume(Effect.succeed({ _tag: "Broken", reason: stderr.trim() || `bwrap exited with ${signal ?? code}` }))
+    })
+    return Effect.sync(() => child.kill("SIGKILL"))
+  }).pipe(
+    Effect.timeoutTo({
+      duration: timeout,
+      onSuccess: (r): ProbeResult => r,
+      onTimeout: (): ProbeResult => ({ _tag: "Broken", reason: `no answer within ${Duration.format(timeout)}` })
+    })
   )

@@ -7,11 +7,12 @@ import * as Stream from "effect/Stream"
 import { describe, expect, it } from "@effect/vitest"
 import { Bash } from "../../src/Bash/Bash.js"
 import * as BashLive from "../../src/Bash/BashLive.js"
-import { groupMembers, parseOk, pgidIn, run } from "./helpers.js"
+import { containmentModes, livingWith, parseOk, run, token } from "./helpers.js"
 
-const bash = Effect.provide(Bash, BashLive.layer())
+for (const { mode, skip } of containmentModes) {
+const bash = Effect.provide(Bash, BashLive.layer({ containment: mode }))
 
-describe("background tasks", () => {
+describe.skipIf(skip !== undefined)(`background tasks (${mode}${skip === undefined ? "" : `: skipped, ${skip}`})`, () => {
   it.scopedLive("an instant failure is reported inline with its exit", () =>
     Effect.gen(function*() {
       const s = yield* (yield* bash).session({ cwd: "/tmp" })
@@ -30,13 +31,13 @@ describe("background tasks", () => {
   it.scopedLive("a long task starts, is listed, read with a cursor, killed, and its events replay from the start", () =>
     Effect.gen(function*() {
       const s = yield* (yield* bash).session({ cwd: "/tmp" })
-      const task = yield* s.start({ command: "echo PGID=$$; echo one; sleep 2.5; echo two; cd /; sleep 100" })
+      const tok = token()
+      const task = yield* s.start({ command: `echo one; sleep 2.5; echo two; cd /; sleep 100.${tok}` })
       const parts = parseOk(task.started.text)
       expect(parts.end).toMatchObject({ _tag: "BackgroundStarted", taskId: task.info.id })
       expect(task.started.text).toContain(`[background task ${task.info.id} started]`)
       expect(parts.output).toContain("one\n")
-      const pgid = pgidIn(parts.output)
-      expect(groupMembers(pgid).length).toBeGreaterThan(0)
+      expect(livingWith(tok).length).toBeGreaterThan(0)
 
       const listed = yield* s.list
       expect(listed.map((t) => t.id)).toEqual([task.info.id])
@@ -62,12 +63,12 @@ describe("background tasks", () => {
       const killed = yield* s.kill(task.info.id)
       const end = parseOk(killed.result!.text).end
       expect(end._tag).toBe("Signaled")
-      expect(groupMembers(pgid)).toEqual([])
+      expect(livingWith(tok)).toEqual([])
       expect((yield* s.read(task.info.id)).running).toBe(false)
 
       const events = Chunk.toArray(yield* Stream.runCollect(task.events))
       const output = events.flatMap((e) => e._tag === "Output" ? [e.data] : []).join("")
-      expect(output).toBe(`PGID=${pgid}\none\ntwo\n`)
+      expect(output).toBe("one\ntwo\n")
       expect(events.at(-1)).toEqual({ _tag: "Finished", result: killed.result })
 
       const missing = yield* s.read("bg-99").pipe(Effect.flip)
@@ -77,29 +78,29 @@ describe("background tasks", () => {
   it.live("at most 16 live tasks; all are killed when the session scope closes", () =>
     Effect.gen(function*() {
       const scope = yield* Scope.make()
+      const tok = token()
       const s = yield* (yield* bash).session({ cwd: "/tmp" }).pipe(Scope.extend(scope))
       // Concurrent starts must not slip past the limit.
       const results = yield* Effect.all(
-        Array.from({ length: 18 }, () => Effect.either(s.start({ command: "echo PGID=$$; sleep 100" }))),
+        Array.from({ length: 18 }, () => Effect.either(s.start({ command: `sleep 100.${tok}` }))),
         { concurrency: "unbounded" }
       )
       const started = results.flatMap((r) => r._tag === "Right" ? [r.right] : [])
       const refused = results.flatMap((r) => r._tag === "Left" ? [r.left] : [])
       expect(started.length).toBe(16)
       expect(refused.map((e) => e.reason)).toEqual(["TooManyTasks", "TooManyTasks"])
-      const pgids = started.map((t) => pgidIn(t.started.text))
+      expect(livingWith(tok).length).toBeGreaterThanOrEqual(16)
 
       // A finished task frees its slot.
       yield* s.kill(started[0]!.info.id)
-      const another = yield* s.start({ command: "echo PGID=$$; sleep 100" })
-      pgids.push(pgidIn(another.started.text))
+      const another = yield* s.start({ command: `sleep 100.${tok}` })
 
       // A reader of a task's events is not left hanging when the session closes.
       const reader = yield* Stream.runCollect(another.events).pipe(Effect.fork)
       const t0 = Date.now()
       yield* Scope.close(scope, Exit.void)
       expect(Date.now() - t0).toBeLessThan(15_000)
-      for (const pgid of pgids) expect(groupMembers(pgid)).toEqual([])
+      expect(livingWith(tok)).toEqual([])
       const events = Chunk.toArray(yield* reader.await.pipe(Effect.flatten))
       const last = events.at(-1)
       expect(last?._tag).toBe("Finished")
@@ -114,3 +115,4 @@ describe("background tasks", () => {
       expect((yield* run(s, { command: "pwd" })).parts.output).toBe("/tmp\n")
     }))
 })
+}

@@ -4,7 +4,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Bash } from "../../src/Bash/Bash.js"
 import * as BashLive from "../../src/Bash/BashLive.js"
 import * as EnvScrub from "../../src/Bash/EnvScrub.js"
-import { run } from "./helpers.js"
+import { containmentModes, run } from "./helpers.js"
 
 const pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\n-----END RSA PRIVATE KEY-----"
 const planted: Record<string, string> = {
@@ -38,7 +38,8 @@ describe("environment scrub", () => {
     expect(EnvScrub.isSecretValue("/usr/local/bin:/usr/bin")).toBe(false)
   })
 
-  it.scopedLive("`env` in a command shows no secret, an allow-listed one, and the fixed variables", () =>
+  for (const { mode, skip } of containmentModes) {
+  it.scopedLive.skipIf(skip !== undefined)(`\`env\` in a command shows no secret, an allow-listed one, and the fixed variables (${mode}${skip === undefined ? "" : `: skipped, ${skip}`})`, () =>
     Effect.gen(function*() {
       const saved = { ...process.env }
       yield* Effect.addFinalizer(() => Effect.sync(() => {
@@ -46,7 +47,7 @@ describe("environment scrub", () => {
         Object.assign(process.env, saved)
       }))
       Object.assign(process.env, planted)
-      const bash = yield* Effect.provide(Bash, BashLive.layer({ envAllow: ["ALLOWED_TOKEN"] }))
+      const bash = yield* Effect.provide(Bash, BashLive.layer({ envAllow: ["ALLOWED_TOKEN"], containment: mode }))
       const s = yield* bash.session({ cwd: "/tmp" })
       const r = yield* run(s, { command: "env" })
       for (const [name, value] of Object.entries(planted)) {
@@ -63,4 +64,5 @@ describe("environment scrub", () => {
         expect(r.output).toContain(`\n${name}=${value}\n`)
       }
     }))
+  }
 })

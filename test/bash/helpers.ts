@@ -1,4 +1,5 @@
 /** Shared helpers for the bash executor tests (real bash, real clock). */
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
@@ -7,6 +8,7 @@ import * as Stream from "effect/Stream"
 import { expect } from "@effect/vitest"
 import type { BashError, BashSession, RunEvent, RunOptions } from "../../src/Bash/Bash.js"
 import type { BashArgs } from "../../src/Bash/BashArgs.js"
+import { BWRAP_FLAGS } from "../../src/Bash/ChildProcess.js"
 import * as StatusLines from "../../src/Bash/StatusLines.js"
 
 /** Parses a result text, failing the test with the parser's message when it does not parse. */
@@ -69,5 +71,40 @@ export const eventually = <A>(f: () => A | undefined, ms = 5000): Effect.Effect<
       if (a !== undefined) return a
       if (Date.now() > deadline) throw new Error("condition not reached in time")
       yield* Effect.sleep("50 millis")
+    }
+  })
+
+/**
+ * Both containment modes, the bwrap one skipped (with its reason) where bwrap does not work: the
+ * executor's behaviour must be the same in both.
+ */
+export const bwrapProblem: string | undefined = (() => {
+  const r = spawnSync("bwrap", [...BWRAP_FLAGS, "--", "true"], { timeout: 5000, encoding: "utf8" })
+  if (r.error !== undefined) return `bwrap unavailable: ${r.error.message}`
+  return r.status === 0 ? undefined : `bwrap does not work here: ${(r.stderr ?? "").trim() || `status ${r.status}`}`
+})()
+
+export const containmentModes: ReadonlyArray<{ readonly mode: "process-group" | "bwrap"; readonly skip: string | undefined }> = [
+  { mode: "process-group", skip: undefined },
+  { mode: "bwrap", skip: bwrapProblem }
+]
+
+let tokenCounter = 0
+/** A number unique to this test run, to put in a command's argv (`sleep 100.<token>`) and find its processes by. */
+export const token = (): string => `${process.pid}${++tokenCounter}${Math.floor(Math.random() * 1e6)}`
+
+/**
+ * Live processes whose command line contains `token` (bash's script or `sleep 100.<token>`), found
+ * by walking /proc independently of the code under test — whatever their group or namespace.
+ */
+export const livingWith = (tok: string): Array<number> =>
+  fs.readdirSync("/proc").filter((e) => /^\d+$/.test(e) && Number(e) !== process.pid).flatMap((pid) => {
+    try {
+      if (!fs.readFileSync(`/proc/${pid}/cmdline`, "latin1").includes(tok)) return []
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+      const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0]
+      return state === "Z" || state === "X" ? [] : [Number(pid)]
+    } catch {
+      return []
     }
   })

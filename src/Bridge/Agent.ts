@@ -100,16 +100,18 @@ export const serve = <E, R>(input: Stream.Stream<Uint8Array | string, E, R>, inf
         return { sessionId: id }
       })))
 
-    yield* peer.handle(Wire.Method.sessionPrompt, Wire.PromptParams, (params) =>
+    yield* peer.handle(Wire.Method.sessionPrompt, Wire.PromptParams, (params, request) =>
       whenInitialized(Effect.gen(function*() {
         const target = yield* session(params.sessionId)
-        const stopReason = yield* target.prompt(params.prompt.map(toPromptBlock))
+        const stopReason = yield* target.prompt(params.prompt.map(toPromptBlock), request.seq)
         return { stopReason }
       })))
 
-    yield* peer.onNotification(Wire.Method.sessionCancel, Wire.CancelParams, (params) => {
+    yield* peer.onNotification(Wire.Method.sessionCancel, Wire.CancelParams, (params, notification) => {
       const target = sessions.get(params.sessionId)
-      return target === undefined ? Effect.logWarning(`cancel for unknown session ${params.sessionId}`) : target.cancel
+      return target === undefined
+        ? Effect.logWarning(`cancel for unknown session ${params.sessionId}`)
+        : target.cancelFrom(notification.seq)
     })
 
     yield* peer.handle(Wire.Method.sessionClose, Wire.CloseSessionParams, (params) =>

@@ -69,6 +69,19 @@ export type RequestId = string | number | null
 export interface RequestInfo {
   readonly id: RequestId
   readonly method: string
+  /**
+   * Arrival order among all incoming requests and notifications. Request handlers run on their own
+   * fibers while notifications run inline, so a notification read right after a request (e.g.
+   * `session/cancel` after `session/prompt`) may run before that request's handler starts: this
+   * number says which came first.
+   */
+  readonly seq: number
+}
+
+export interface NotificationInfo {
+  readonly method: string
+  /** Arrival order, comparable with {@link RequestInfo.seq}. */
+  readonly seq: number
 }
 
 export interface PeerOptions {
@@ -92,7 +105,7 @@ export interface Peer {
   readonly onNotification: <A, I, R>(
     method: string,
     params: Schema.Schema<A, I, never>,
-    handler: (params: A) => Effect.Effect<void, never, R>
+    handler: (params: A, notification: NotificationInfo) => Effect.Effect<void, never, R>
   ) => Effect.Effect<void, never, R>
   /** Sends a request to the other side; fails with its error response, or when the input ended. Interrupting it forgets the id. */
   readonly request: (method: string, params?: unknown) => Effect.Effect<unknown, RpcError>
@@ -201,7 +214,7 @@ const idKey = (id: RequestId): string => (typeof id === "string" ? `s:${id}` : `
 // The peer
 
 type RequestHandler = (params: unknown, info: RequestInfo) => Effect.Effect<unknown, RpcError>
-type NotificationHandler = (params: unknown) => Effect.Effect<void>
+type NotificationHandler = (params: unknown, info: NotificationInfo) => Effect.Effect<void>
 
 export const make = (options: PeerOptions): Effect.Effect<Peer> =>
   Effect.gen(function*() {
@@ -216,6 +229,8 @@ export const make = (options: PeerOptions): Effect.Effect<Peer> =>
     /** Incoming requests in flight, by id, so `$/cancel_request` can reach them. */
     const inFlight = new Map<string, Deferred.Deferred<void>>()
     let nextId = 0
+    /** Incoming requests and notifications read so far (see `RequestInfo.seq`). */
+    let arrivals = 0
     let closed = false
     let serving = false
 
@@ -233,11 +248,11 @@ export const make = (options: PeerOptions): Effect.Effect<Peer> =>
     const onNotification: Peer["onNotification"] = (method, schema, handler) =>
       Effect.contextWith((context) => {
         const decode = Schema.decodeUnknown(schema)
-        notificationHandlers.set(method, (raw) =>
+        notificationHandlers.set(method, (raw, info) =>
           decode(raw).pipe(
             Effect.matchEffect({
               onFailure: (e) => Effect.logWarning(`dropped ${method} notification: ${formatParseError(e)}`),
-              onSuccess: (params) => handler(params)
+              onSuccess: (params) => handler(params, info)
             }),
             Effect.provide(context)
           ))
@@ -288,26 +303,26 @@ export const make = (options: PeerOptions): Effect.Effect<Peer> =>
       Effect.map(Deferred.make<void>(), (cancel) => {
         const key = idKey(id)
         inFlight.set(key, cancel)
-        return serveRequest(id, key, cancel, method, params, handler)
+        return serveRequest(id, key, cancel, { id, method, seq: ++arrivals }, params, handler)
       })
 
     const serveRequest = (
       id: RequestId,
       key: string,
       cancel: Deferred.Deferred<void>,
-      method: string,
+      info: RequestInfo,
       params: unknown,
       handler: RequestHandler
     ): Effect.Effect<void> =>
       Effect.gen(function*() {
         const cancelled = Deferred.await(cancel).pipe(Effect.zipRight(Effect.fail(RpcError.requestCancelled())))
         // `Effect.suspend` turns a handler that throws while building its Effect into a defect.
-        const exit = yield* Effect.raceFirst(Effect.suspend(() => handler(params, { id, method })), cancelled).pipe(
+        const exit = yield* Effect.raceFirst(Effect.suspend(() => handler(params, info)), cancelled).pipe(
           Effect.exit
         )
         if (inFlight.get(key) === cancel) inFlight.delete(key)
         yield* answer(id, exit)
-      }).pipe(Effect.annotateLogs({ rpcMethod: method, rpcId: String(id) }))
+      }).pipe(Effect.annotateLogs({ rpcMethod: info.method, rpcId: String(id) }))
 
     const cancelIncoming = (params: unknown): Effect.Effect<void> =>
       Effect.suspend(() => {
@@ -335,7 +350,7 @@ export const make = (options: PeerOptions): Effect.Effect<Peer> =>
         case "Notification": {
           const builtin = msg.method === "$/cancel_request" ? cancelIncoming(msg.params) : Effect.void
           const handler = notificationHandlers.get(msg.method)
-          const run = handler === undefined ? Effect.void : handler(msg.params).pipe(
+          const run = handler === undefined ? Effect.void : Effect.suspend(() => handler(msg.params, { method: msg.method, seq: ++arrivals })).pipe(
             Effect.catchAllCause((cause) => Effect.logError(`${msg.method} notification handler died`, cause))
           )
           return Effect.zipRight(builtin, run)

@@ -24,10 +24,18 @@ export interface Session {
   readonly id: string
   readonly cwd: string
   readonly commands: ReadonlyArray<SlashCommand>
-  /** Runs one prompt turn to its stop reason. Concurrent prompts of one session queue. */
-  readonly prompt: (blocks: ReadonlyArray<PromptBlock>) => Effect.Effect<StopReason>
+  /**
+   * Runs one prompt turn to its stop reason. Concurrent prompts of one session queue. `arrival`
+   * orders the prompt against `cancelFrom` (the peer's `seq`); without it only `cancel` reaches it.
+   */
+  readonly prompt: (blocks: ReadonlyArray<PromptBlock>, arrival?: number) => Effect.Effect<StopReason>
   /** Cancels the turn in flight, if any. */
   readonly cancel: Effect.Effect<void>
+  /**
+   * `session/cancel` read at `arrival`: cancels the turn in flight and every prompt that arrived
+   * before it, even one whose handler has not reached the session yet or that waits for the turn.
+   */
+  readonly cancelFrom: (arrival: number) => Effect.Effect<void>
   /** Cancels the turn, ends everything the session owns (its cards get their final update), frees it. */
   readonly close: Effect.Effect<void>
 }
@@ -57,6 +65,8 @@ export const open = (options: {
     const turnLock = yield* Effect.makeSemaphore(1)
     const currentCancel = yield* Ref.make(Option.none<Deferred.Deferred<void>>())
     const closed = yield* Ref.make(false)
+    /** Arrival of the latest `session/cancel`: prompts that arrived before it are cancelled. */
+    let cancelledBefore = 0
 
     const runTurn = (blocks: ReadonlyArray<PromptBlock>) =>
       Effect.gen(function*() {
@@ -111,8 +121,18 @@ export const open = (options: {
       id: options.id,
       cwd: options.cwd,
       commands: harness.commands,
-      prompt: (blocks) => turnLock.withPermits(1)(runTurn(blocks)),
+      prompt: (blocks, arrival) =>
+        turnLock.withPermits(1)(Effect.suspend(() =>
+          // Cancelled before its turn began (queued, or not yet here when the cancel was read): it
+          // never starts, so nothing of it reaches the client.
+          arrival !== undefined && arrival < cancelledBefore ? Effect.succeed("cancelled" as const) : runTurn(blocks)
+        )),
       cancel,
+      cancelFrom: (arrival) =>
+        Effect.suspend(() => {
+          cancelledBefore = Math.max(cancelledBefore, arrival)
+          return cancel
+        }),
       close
     } satisfies Session
   })

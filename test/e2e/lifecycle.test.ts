@@ -7,14 +7,15 @@ import { describe, expect, it } from "@effect/vitest"
 import { mkdtempSync, realpathSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type AgentProcess, groupGone, groupOf, type Json, protocolViolations, spawnAgent } from "../support/agentProcess.js"
+import { type AgentProcess, groupGone, groupOf, type Json, protocolViolations, spawnAgent, uniqueSleep } from "../support/agentProcess.js"
 
 /** Far above the few tens of milliseconds an exit takes, and below the 5 s cancel grace. */
 const PROMPTLY_MS = 4_000
 
-/** Initializes as Zed, opens two sessions and starts `sleep <fg>` in one and `/bg sleep <bg>` in the other. */
+/** Initializes as Zed, opens two sessions and runs `fg` in one and `/bg <bg>` in the other. */
 const busyAgent = async (dir: string, fg: string, bg: string) => {
-  const agent = spawnAgent()
+  // Debug logs on stderr: a slow exit shows in the failure message where the time went.
+  const agent = spawnAgent(["--log-level", "debug"])
   let id = 0
   const call = (method: string, params: unknown): { id: number; answer: Promise<Json> } => {
     const n = ++id
@@ -24,12 +25,12 @@ const busyAgent = async (dir: string, fg: string, bg: string) => {
   await call("initialize", { protocolVersion: 1, clientCapabilities: { _meta: { terminal_output: true } } }).answer
   const one = (await call("session/new", { cwd: dir, mcpServers: [] }).answer).result.sessionId
   const two = (await call("session/new", { cwd: dir, mcpServers: [] }).answer).result.sessionId
-  const bgStarted = await call("session/prompt", { sessionId: two, prompt: [{ type: "text", text: `/bg sleep ${bg}` }] }).answer
+  const bgStarted = await call("session/prompt", { sessionId: two, prompt: [{ type: "text", text: `/bg ${bg}` }] }).answer
   expect(bgStarted.result?.stopReason).toBe("end_turn")
-  const foreground = call("session/prompt", { sessionId: one, prompt: [{ type: "text", text: `sleep ${fg}` }] })
+  const foreground = call("session/prompt", { sessionId: one, prompt: [{ type: "text", text: fg }] })
   // A test that kills the agent may never see this answer: only a test that awaits it fails on that.
   foreground.answer.catch(() => {})
-  const groups = { fg: await groupOf(`sleep ${fg}`), bg: await groupOf(`sleep ${bg}`) }
+  const groups = { fg: await groupOf(fg), bg: await groupOf(bg) }
   return { agent, foreground, groups }
 }
 
@@ -55,13 +56,13 @@ const withDir = async (run: (dir: string) => Promise<void>) => {
 describe.concurrent("dsh-acp process lifecycle", () => {
   it("stdin EOF while `sleep` runs: the prompt answers cancelled, the agent exits 0 promptly, nothing survives", () =>
     withDir(async (dir) => {
-      const { agent, foreground, groups } = await busyAgent(dir, "100.201", "100.202")
+      const { agent, foreground, groups } = await busyAgent(dir, uniqueSleep(201), uniqueSleep(202))
       const started = Date.now()
       agent.endStdin()
       const exit = await agent.exited
       const elapsed = Date.now() - started
       expect(exit).toEqual({ code: 0, signal: null })
-      expect(elapsed).toBeLessThan(PROMPTLY_MS)
+      expect(elapsed, agent.stderrLines.join("\n")).toBeLessThan(PROMPTLY_MS)
       expect((await foreground.answer).result).toEqual({ stopReason: "cancelled" })
       expect(await groupGone(groups.fg)).toEqual([])
       expect(await groupGone(groups.bg)).toEqual([])
@@ -71,11 +72,11 @@ describe.concurrent("dsh-acp process lifecycle", () => {
 
   it("SIGTERM while `sleep` runs: the agent exits promptly and no command process survives", () =>
     withDir(async (dir) => {
-      const { agent, groups } = await busyAgent(dir, "100.203", "100.204")
+      const { agent, groups } = await busyAgent(dir, uniqueSleep(203), uniqueSleep(204))
       const started = Date.now()
       agent.signal("SIGTERM")
       await agent.exited
-      expect(Date.now() - started).toBeLessThan(PROMPTLY_MS)
+      expect(Date.now() - started, agent.stderrLines.join("\n")).toBeLessThan(PROMPTLY_MS)
       expect(await groupGone(groups.fg)).toEqual([])
       expect(await groupGone(groups.bg)).toEqual([])
       expect(protocolViolations(agent)).toEqual([])

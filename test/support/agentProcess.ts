@@ -410,6 +410,12 @@ export const eventually = async <A>(what: string, check: () => A | undefined, ti
   }
 }
 
+/**
+ * A `sleep` of 100-odd seconds whose command line is unique to this test worker and `n`, so
+ * `groupOf` finds this test's command and never another's (suites may run side by side).
+ */
+export const uniqueSleep = (n: number): string => `sleep 100.${process.pid}${String(n).padStart(3, "0")}`
+
 /** Waits until a process runs `cmdline` and returns its process group (the command's bash). */
 export const groupOf = (cmdline: string, timeoutMs?: number): Promise<number> =>
   eventually(`a process running \`${cmdline}\``, () => processesByCmdline(cmdline)[0]?.pgid, timeoutMs)

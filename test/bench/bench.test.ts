@@ -62,6 +62,7 @@ describe("bench/run.mjs --short", () => {
       expect(concurrency.errors).toEqual([])
       expect(concurrency.ok).toBe(true)
       expect(concurrency.calls).toBe(200)
+      expect(concurrency.modes.map((m: { calls: number }) => m.calls)).toEqual([200, 200])
       for (const key of ["agentP50", "agentP99", "floorP50", "floorP99"]) finite(`concurrency.${key}`, concurrency[key])
     }), 180_000)
 })

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { mkdtempSync, realpathSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type AgentProcess, type Json, protocolViolations, spawnAgent } from "../support/agentProcess.js"
+import { type AgentProcess, cardsOf, type Json, processesByCmdline, protocolViolations, spawnAgent, uniqueSleep } from "../support/agentProcess.js"
 
 const ZED = { _meta: { terminal_output: true, "terminal-auth": true } }
 
@@ -93,6 +93,27 @@ describe("dsh-acp protocol errors over raw stdio", () => {
     // A closed session takes no more prompts.
     const afterClose = await call("session/prompt", { sessionId: result.sessionId, prompt: [{ type: "text", text: "echo hi" }] })
     expect(afterClose.error?.code).toBe(-32002)
+  })
+
+  it("session/cancel in the same write as its prompt cancels it; a prompt queued behind it never starts", async () => {
+    const { result } = await call("session/new", { cwd: dir, mcpServers: [] })
+    const sessionId = result.sessionId
+    const command = uniqueSleep(301)
+    const [first, queued] = [nextId++, nextId++]
+    const line = (value: unknown) => JSON.stringify(value)
+    // One write: the agent reads the three lines in one chunk, before either prompt's handler runs.
+    agent.writeLine([
+      line({ jsonrpc: "2.0", id: first, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: command }] } }),
+      line({ jsonrpc: "2.0", id: queued, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "echo never" }] } }),
+      line({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId } })
+    ].join("\n"))
+    expect((await agent.response(first)).result).toEqual({ stopReason: "cancelled" })
+    expect((await agent.response(queued)).result).toEqual({ stopReason: "cancelled" })
+    const updates = agent.stdoutLines.map((l) => JSON.parse(l)).filter((m) => m.params?.sessionId === sessionId)
+    const cards = cardsOf(updates.map((m) => m.params))
+    expect(cards.map((c) => c.start.title)).not.toContain("echo never")
+    for (const card of cards) expect(card.final?.status, "a card the cancel closed").toBe("failed")
+    expect(processesByCmdline(command)).toEqual([])
   })
 
   it("stdout purity: every line of the whole exchange is one valid JSON-RPC 2.0 agent message", async () => {

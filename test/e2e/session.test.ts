@@ -22,7 +22,6 @@ import {
   groupGone,
   groupOf,
   type Json,
-  processesByCmdline,
   protocolViolations,
   spawnAgent,
   uniqueSleep
@@ -198,22 +197,6 @@ describe.each(forms)("dsh-acp over stdio as a $form client", (form) => {
       expect(await groupGone(pgid)).toEqual([])
     })
 
-    it("session/cancel sent right behind its prompt still cancels it; a prompt queued behind it never starts", async () => {
-      const sessionId = await session()
-      const command = uniqueSleep(104)
-      const first = client.prompt(sessionId, command)
-      const queued = client.prompt(sessionId, "echo never")
-      // No waiting for the card: both prompts and the cancel typically reach the agent in one read.
-      await client.agent.notify("session/cancel", { sessionId })
-      const [a, b] = await Promise.all([first, queued])
-      expect(a.response.stopReason).toBe("cancelled")
-      expect(b.response.stopReason).toBe("cancelled")
-      const cards = cardsOf(client.updates.filter((n) => n.sessionId === sessionId))
-      expect(cards.map((c) => c.start.title)).not.toContain("echo never")
-      for (const card of cards) expect(card.final?.status, "a card the cancel closed").toBe("failed")
-      expect(processesByCmdline(command)).toEqual([])
-    })
-
     it("/bg sleep, /jobs lists bg-1 running, /kill bg-1 ends it and closes its card", async () => {
       const sessionId = await session()
       const started = await client.prompt(sessionId, `/bg ${uniqueSleep(102)}`)
@@ -270,10 +253,8 @@ describe.each(forms)("dsh-acp over stdio as a $form client", (form) => {
   })
 
   it("the wire: every stdout line is a valid ACP agent message; the SDK saw every session/update", () => {
-    // Runs after the concurrent cases: all the cards are on the wire (the early cancel may or may not have opened one).
-    const opened = agent.stdoutLines.filter((l) => l.includes(`"sessionUpdate":"tool_call"`)).length
-    expect(opened).toBeGreaterThanOrEqual(9)
-    expect(opened).toBeLessThanOrEqual(10)
+    // Runs after the concurrent cases: all nine cards are on the wire.
+    expect(agent.stdoutLines.filter((l) => l.includes(`"sessionUpdate":"tool_call"`))).toHaveLength(9)
     expect(protocolViolations(agent, client)).toEqual([])
     if (!form.card) {
       // No terminal anywhere for a client that cannot show one.

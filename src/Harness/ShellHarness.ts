@@ -38,7 +38,8 @@ export const parsePrompt = (blocks: ReadonlyArray<PromptBlock>): Parsed => {
   const text = blocks.flatMap((b) => (b._tag === "Text" ? [b.text] : [])).join("\n")
   if (text.trim() === "") {
     const other = blocks.find((b) => b._tag === "Other")
-    return { _tag: "Empty", reason: other ? `A ${other._tag === "Other" ? other.type : ""} block is not a script.` : "The prompt is empty." }
+    const type = other?._tag === "Other" ? other.type : undefined
+    return { _tag: "Empty", reason: type !== undefined ? `${/^[aeiou]/i.test(type) ? "An" : "A"} ${type} block is not a script.` : "The prompt is empty." }
   }
   const slash = /^\/(bg|jobs|kill)(?:\s+([\s\S]*))?$/.exec(text.trim())
   return slash ? { _tag: "Slash", name: slash[1]!, rest: (slash[2] ?? "").trim() } : { _tag: "Script", script: text }

@@ -208,10 +208,10 @@ const INIT_LINE = JSON.stringify({
 }) + "\n"
 
 /** Spawns `args`, writes the initialize line at once, and times the first response line. */
-const coldOnce = (args) =>
+const coldOnce = (args, env = {}) =>
   new Promise((resolve, reject) => {
     const start = now()
-    const child = spawn(process.execPath, args, { stdio: ["pipe", "pipe", "ignore"] })
+    const child = spawn(process.execPath, args, { stdio: ["pipe", "pipe", "ignore"], env: { ...process.env, ...env } })
     let out = ""
     let ms
     child.stdout.setEncoding("utf8")
@@ -236,6 +236,9 @@ export const benchCold = async ({ agent, rounds, baseline }) => {
   const agentMs = []
   const floorMs = []
   const baselineMs = []
+  // The same command with the executor's containment fixed: no bwrap probe at start.
+  const noProbeMs = []
+  const noProbe = CONTAINMENTS[1].env
   let ok = true
   // One untimed round of each warms the page cache.
   await coldOnce([agent])
@@ -247,6 +250,7 @@ export const benchCold = async ({ agent, rounds, baseline }) => {
     ok &&= a.ok && f.ok
     agentMs.push(a.ms)
     floorMs.push(f.ms)
+    noProbeMs.push((await coldOnce([agent], noProbe)).ms)
     if (baseline) baselineMs.push((await coldOnce([baseline])).ms)
   }
   const agentMedian = median(agentMs)
@@ -261,6 +265,8 @@ export const benchCold = async ({ agent, rounds, baseline }) => {
     ratio: agentMedian / floorMedian,
     target: 1.5,
     met: agentMedian / floorMedian <= 1.5,
+    noProbeMedian: median(noProbeMs),
+    noProbeRatio: median(noProbeMs) / floorMedian,
     ...(baseline ? { baseline, baselineMedian: median(baselineMs), baselineRatio: median(baselineMs) / floorMedian } : {})
   }
 }
@@ -603,6 +609,7 @@ export const markdown = (results, { short, argv }) => {
       `| dsh-acp (\`node dist/bin.js\`) | ${ms(c.agentMedian)} | | |`,
       `| floor (bare node) | ${ms(c.floorMedian)} | | |`,
       `| ratio | ${c.ratio.toFixed(2)}× | ≤ ${c.target}× | ${yes(c.met)} |`,
+      `| dsh-acp, ${CONTAINMENTS[1].label} (no bwrap probe at start) | ${ms(c.noProbeMedian)} = ${c.noProbeRatio.toFixed(2)}× | | |`,
       ...(c.baseline ? [`| baseline (${c.baselineLabel ?? c.baseline}) | ${ms(c.baselineMedian)} = ${c.baselineRatio.toFixed(2)}× | | |`] : []),
       "",
       `${c.rounds} rounds each, after one untimed warm-up.`,

@@ -37,7 +37,7 @@ describe("bench/run.mjs --short", () => {
       const { cold, call, live, flood, concurrency } = results
       expect(cold.ok).toBe(true)
       expect(cold.agentMs).toHaveLength(cold.rounds)
-      for (const key of ["agentMedian", "floorMedian", "ratio"]) finite(`cold.${key}`, cold[key])
+      for (const key of ["agentMedian", "floorMedian", "ratio", "noProbeMedian"]) finite(`cold.${key}`, cold[key])
 
       expect(call.ok).toBe(true)
       expect(call.modes).toHaveLength(2)

@@ -404,10 +404,12 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Child, SpawnError, S
           for (const extra of child.stdio.slice(3)) (extra as { destroy?: () => void } | null)?.destroy?.()
         },
         countLive,
-        // The outer bwrap outlives the namespace by a moment: the scope waits for it (bounded).
+        // The outer bwrap outlives the namespace by a moment: the scope waits for it, so that when
+        // it closes the kernel has reaped every process of the namespace. Bounded, but generously:
+        // on a loaded machine tearing a namespace down took over a second.
         reaped: inNamespace === undefined
           ? Effect.void
-          : Effect.interruptible(Deferred.await(reaped)).pipe(Effect.timeout(Duration.seconds(1)), Effect.ignore)
+          : Effect.interruptible(Deferred.await(reaped)).pipe(Effect.timeout(Duration.seconds(5)), Effect.ignore)
       }
       return result
     }),

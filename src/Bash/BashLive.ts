@@ -18,6 +18,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
@@ -263,7 +264,8 @@ const makeSession = (
   initialCwd: string
 ): Effect.Effect<BashSession, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const containment = yield* containmentOf
+    // Starts the `auto` probe (if not yet) without waiting for it: each call waits, at its spawn.
+    yield* Effect.forkDaemon(containmentOf)
     const cwdRef = yield* Ref.make(path.resolve(initialCwd))
     // The cwd files and full-output files go there; a missing directory would silently lose the cwd.
     yield* Effect.sync(() => {
@@ -313,6 +315,7 @@ const makeSession = (
         const dir = yield* resolveDir(base, args.workdir)
         const queue = yield* Effect.acquireRelease(Queue.bounded<RunEvent>(FOREGROUND_QUEUE_CHUNKS), Queue.shutdown)
         const pump = OutputPump.make(queue, yield* Effect.runtime<never>())
+        const containment = yield* containmentOf
         const wait = yield* execute(config, containment, {
           command: args.command,
           cwd: dir,
@@ -360,6 +363,7 @@ const makeSession = (
         const base = yield* Ref.get(cwdRef)
         const dir = yield* resolveDir(base, args.workdir)
         const id = `bg-${++taskCounter}`
+        const containment = yield* containmentOf
         const events = yield* Queue.unbounded<RunEvent>()
         let queuedChars = 0
         let skippedChars = 0
@@ -487,8 +491,8 @@ export const containmentFromEnv = (env: Readonly<Record<string, string | undefin
 const pidNamespace: ChildProcess.Containment = { _tag: "PidNamespace", bwrap: "bwrap" }
 
 /**
- * The containment for a mode, logged once. `"auto"` probes bwrap in the background so the agent's
- * start is not delayed; the first command waits for the answer (a few milliseconds).
+ * The containment for a mode, logged once. `"auto"` probes bwrap lazily, in the background, from the
+ * first session's opening, so the agent's start is not delayed; a command waits for the answer.
  */
 export const resolveContainment = (mode: ContainmentMode): Effect.Effect<Effect.Effect<ChildProcess.Containment>> => {
   switch (mode) {
@@ -497,23 +501,38 @@ export const resolveContainment = (mode: ContainmentMode): Effect.Effect<Effect.
     case "bwrap":
       return Effect.logInfo("containment: bwrap pid namespace (configured)").pipe(Effect.as(Effect.succeed(pidNamespace)))
     case "auto":
-      return ChildProcess.probeBwrap().pipe(
-        Effect.tap((probe) => {
-          switch (probe._tag) {
-            case "Works":
-              return Effect.logInfo("containment: bwrap pid namespace")
-            case "Missing":
-              return Effect.logInfo("containment: process groups (bwrap is not installed; a setsid grandchild can escape)")
-            case "Broken":
-              return Effect.logWarning(`containment: process groups (bwrap does not work here: ${probe.reason.split("\n")[0]})`)
-          }
-        }),
-        Effect.map((probe) => probe._tag === "Works" ? pidNamespace : ChildProcess.processGroup),
-        Effect.forkDaemon,
-        Effect.map(Fiber.join)
-      )
+      return Effect.sync(() => {
+        // Lazy and shared: the probe spawns bwrap (~4-5 ms of CPU), which would delay the answer to
+        // `initialize`; it starts when the first session opens. It runs in a daemon fiber and answers
+        // through a Deferred, so a caller interrupted while waiting never leaves an interrupted
+        // result behind for later callers; the flag is set in the same uninterruptible step that
+        // forks the probe, so there is exactly one probe and it always answers.
+        const answer = Deferred.unsafeMake<ChildProcess.Containment>(FiberId.none)
+        let started = false
+        const start = Effect.uninterruptible(Effect.suspend(() => {
+          if (started) return Effect.void
+          started = true
+          return Effect.asVoid(Effect.forkDaemon(Effect.intoDeferred(probeContainment(), answer)))
+        }))
+        return Effect.zipRight(start, Deferred.await(answer))
+      })
   }
 }
+
+const probeContainment = (): Effect.Effect<ChildProcess.Containment> =>
+  ChildProcess.probeBwrap().pipe(
+    Effect.tap((probe) => {
+      switch (probe._tag) {
+        case "Works":
+          return Effect.logInfo("containment: bwrap pid namespace")
+        case "Missing":
+          return Effect.logInfo("containment: process groups (bwrap is not installed; a setsid grandchild can escape)")
+        case "Broken":
+          return Effect.logWarning(`containment: process groups (bwrap does not work here: ${probe.reason.split("\n")[0]})`)
+      }
+    }),
+    Effect.map((probe) => probe._tag === "Works" ? pidNamespace : ChildProcess.processGroup)
+  )
 
 /**
  * The live executor; `config` overrides {@link defaultConfig} field by field. The containment mode

@@ -88,72 +88,79 @@ const line = <A, T, I extends ReadonlyArray<unknown>, E extends string>(
     { strict: false }
   )
 
-const ExitLine = line(
-  Schema.TemplateLiteralParser("[exit code: ", Digits, "]"),
-  Exited,
-  ([, code]) => ({ _tag: "Exited" as const, code }),
-  (e) => ["[exit code: ", e.code, "]"] as const
-)
-const SignalLine = line(
-  Schema.TemplateLiteralParser("[killed by signal: ", SignalName, "]"),
-  Signaled,
-  ([, signal]) => ({ _tag: "Signaled" as const, signal }),
-  (s) => ["[killed by signal: ", s.signal, "]"] as const
-)
-const BackgroundLine = line(
-  Schema.TemplateLiteralParser("[background task ", TaskId, " started]"),
-  BackgroundStarted,
-  ([, taskId]) => ({ _tag: "BackgroundStarted" as const, taskId }),
-  (b) => ["[background task ", b.taskId, " started]"] as const
-)
-const EndLine = Schema.Union(ExitLine, SignalLine, BackgroundLine)
+// The line Schemas are built on first use: seven template literal parsers cost ~2 ms of every
+// start, and the agent's start renders and parses nothing.
+const buildLines = () => {
+  const ExitLine = line(
+    Schema.TemplateLiteralParser("[exit code: ", Digits, "]"),
+    Exited,
+    ([, code]) => ({ _tag: "Exited" as const, code }),
+    (e) => ["[exit code: ", e.code, "]"] as const
+  )
+  const SignalLine = line(
+    Schema.TemplateLiteralParser("[killed by signal: ", SignalName, "]"),
+    Signaled,
+    ([, signal]) => ({ _tag: "Signaled" as const, signal }),
+    (s) => ["[killed by signal: ", s.signal, "]"] as const
+  )
+  const BackgroundLine = line(
+    Schema.TemplateLiteralParser("[background task ", TaskId, " started]"),
+    BackgroundStarted,
+    ([, taskId]) => ({ _tag: "BackgroundStarted" as const, taskId }),
+    (b) => ["[background task ", b.taskId, " started]"] as const
+  )
+  const EndLine = Schema.Union(ExitLine, SignalLine, BackgroundLine)
 
-const TruncatedLine = Schema.Union(
-  line(
-    Schema.TemplateLiteralParser("[output truncated: ", Digits, " chars omitted, full output: ", NoNewline, "]"),
-    Truncation,
-    ([, omittedChars, , savedTo]) => ({ omittedChars, savedTo }),
-    (t) => ["[output truncated: ", t.omittedChars, " chars omitted, full output: ", t.savedTo ?? "", "]"] as const
-  ).pipe(Schema.filter((t) => t.savedTo !== undefined)),
-  line(
-    Schema.TemplateLiteralParser("[output truncated: ", Digits, " chars omitted]"),
-    Truncation,
-    ([, omittedChars]) => ({ omittedChars }),
-    (t) => ["[output truncated: ", t.omittedChars, " chars omitted]"] as const
-  ).pipe(Schema.filter((t) => t.savedTo === undefined))
-)
-const ClampedLine = line(
-  Schema.TemplateLiteralParser("[timeout clamped to ", DurationText, "]"),
-  Schema.Number,
-  ([, ms]) => ms,
-  (ms) => ["[timeout clamped to ", ms, "]"] as const
-)
-const TimedOutLine = line(
-  Schema.TemplateLiteralParser("[timed out after ", DurationText, "]"),
-  Schema.Number,
-  ([, ms]) => ms,
-  (ms) => ["[timed out after ", ms, "]"] as const
-)
-const JobsKilledLine = line(
-  Schema.TemplateLiteralParser("[background jobs killed: ", Digits, "]"),
-  Schema.Number,
-  ([, n]) => n,
-  (n) => ["[background jobs killed: ", n, "]"] as const
-)
+  const TruncatedLine = Schema.Union(
+    line(
+      Schema.TemplateLiteralParser("[output truncated: ", Digits, " chars omitted, full output: ", NoNewline, "]"),
+      Truncation,
+      ([, omittedChars, , savedTo]) => ({ omittedChars, savedTo }),
+      (t) => ["[output truncated: ", t.omittedChars, " chars omitted, full output: ", t.savedTo ?? "", "]"] as const
+    ).pipe(Schema.filter((t) => t.savedTo !== undefined)),
+    line(
+      Schema.TemplateLiteralParser("[output truncated: ", Digits, " chars omitted]"),
+      Truncation,
+      ([, omittedChars]) => ({ omittedChars }),
+      (t) => ["[output truncated: ", t.omittedChars, " chars omitted]"] as const
+    ).pipe(Schema.filter((t) => t.savedTo === undefined))
+  )
+  const ClampedLine = line(
+    Schema.TemplateLiteralParser("[timeout clamped to ", DurationText, "]"),
+    Schema.Number,
+    ([, ms]) => ms,
+    (ms) => ["[timeout clamped to ", ms, "]"] as const
+  )
+  const TimedOutLine = line(
+    Schema.TemplateLiteralParser("[timed out after ", DurationText, "]"),
+    Schema.Number,
+    ([, ms]) => ms,
+    (ms) => ["[timed out after ", ms, "]"] as const
+  )
+  const JobsKilledLine = line(
+    Schema.TemplateLiteralParser("[background jobs killed: ", Digits, "]"),
+    Schema.Number,
+    ([, n]) => n,
+    (n) => ["[background jobs killed: ", n, "]"] as const
+  )
 
-/** The optional lines between output and end, in rendering order. */
-const optionalLines = [
-  ["truncated", TruncatedLine],
-  ["timeoutClampedMs", ClampedLine],
-  ["timedOutAfterMs", TimedOutLine],
-  ["backgroundJobsKilled", JobsKilledLine]
-] as const
+  /** The optional lines between output and end, in rendering order. */
+  const optionalLines = [
+    ["truncated", TruncatedLine],
+    ["timeoutClampedMs", ClampedLine],
+    ["timedOutAfterMs", TimedOutLine],
+    ["backgroundJobsKilled", JobsKilledLine]
+  ] as const
+  return { EndLine, optionalLines }
+}
+let builtLines: ReturnType<typeof buildLines> | undefined
+const lines = () => builtLines ??= buildLines()
 
 const decodesAs = (schema: Schema.Schema<any, string>, text: string) =>
   Either.isRight(Schema.decodeUnknownEither(schema)(text))
 
 /** Is this line something the parser would take for an optional status line? */
-export const isStatusLike = (text: string): boolean => optionalLines.some(([, schema]) => decodesAs(schema, text))
+export const isStatusLike = (text: string): boolean => lines().optionalLines.some(([, schema]) => decodesAs(schema, text))
 
 const lastLine = (output: string): string => {
   const body = output.slice(0, -1)
@@ -205,8 +212,9 @@ export type ResultParts = typeof ResultParts.Type
 export const RenderedResult = Schema.transformOrFail(Schema.String, ResultParts, {
   strict: true,
   decode: (text, _, ast) => {
-    const lines = text.split("\n")
-    const last = lines.pop()!
+    const { EndLine, optionalLines } = lines()
+    const textLines = text.split("\n")
+    const last = textLines.pop()!
     const end = Schema.decodeEither(EndLine)(last)
     if (Either.isLeft(end)) {
       return ParseResult.fail(new ParseResult.Type(
@@ -217,32 +225,38 @@ export const RenderedResult = Schema.transformOrFail(Schema.String, ResultParts,
     }
     const parts: Record<string, unknown> = { end: end.right }
     // Optional lines sit in a fixed order just above the end line: peel them off from the bottom.
-    for (let i = optionalLines.length - 1; i >= 0 && lines.length > 0; i--) {
+    for (let i = optionalLines.length - 1; i >= 0 && textLines.length > 0; i--) {
       const [key, schema] = optionalLines[i]!
-      const decoded = Schema.decodeEither(schema as Schema.Schema<unknown, string>)(lines[lines.length - 1]!)
+      const decoded = Schema.decodeEither(schema as Schema.Schema<unknown, string>)(textLines[textLines.length - 1]!)
       if (Either.isRight(decoded)) {
         parts[key] = decoded.right
-        lines.pop()
+        textLines.pop()
       }
     }
-    parts.output = lines.length === 0 ? "" : `${lines.join("\n")}\n`
+    parts.output = textLines.length === 0 ? "" : `${textLines.join("\n")}\n`
     return ParseResult.succeed(parts as ResultParts)
   },
   encode: (parts) => {
-    const lines: Array<string> = []
+    const { EndLine, optionalLines } = lines()
+    const statusLines: Array<string> = []
     for (const [key, schema] of optionalLines) {
       const value = parts[key]
-      if (value !== undefined) lines.push(Schema.encodeSync(schema as Schema.Schema<unknown, string>)(value))
+      if (value !== undefined) statusLines.push(Schema.encodeSync(schema as Schema.Schema<unknown, string>)(value))
     }
-    lines.push(Schema.encodeSync(EndLine)(parts.end))
-    return ParseResult.succeed(parts.output + lines.join("\n"))
+    statusLines.push(Schema.encodeSync(EndLine)(parts.end))
+    return ParseResult.succeed(parts.output + statusLines.join("\n"))
   }
 }).annotations({ identifier: "RenderedResult" })
 
+// `render` and `parse` compile their parsers on first use, not at start.
+let renderSync: ((parts: ResultParts) => string) | undefined
+let parseEither: ReturnType<typeof makeParse> | undefined
+const makeParse = () => Schema.decodeEither(RenderedResult)
+
 /** Renders a result to the text the model reads. */
-export const render: (parts: ResultParts) => string = Schema.encodeSync(RenderedResult)
+export const render = (parts: ResultParts): string => (renderSync ??= Schema.encodeSync(RenderedResult))(parts)
 
 /** Parses a rendered result; fails with a ParseError that says what is wrong. */
-export const parse = Schema.decodeEither(RenderedResult)
+export const parse: ReturnType<typeof makeParse> = (text, options) => (parseEither ??= makeParse())(text, options)
 
 export { ExitStatus }

@@ -33,19 +33,19 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
-import { Bash, type BashResult, type BashSession, type RunEvent } from "../Bash/Bash.js"
+import { Bash, type BashResult, type BashSession } from "../Bash/Bash.js"
 import type { BashArgs } from "../Bash/BashArgs.js"
 import * as BashTool from "../Bash/BashTool.js"
-import { type CallPresentation, text } from "../Presentation/Presentation.js"
+import { text } from "../Presentation/Presentation.js"
 import { type ClientAccess, Harness, type HarnessSession, type PromptBlock } from "./Harness.js"
 import { HarnessEvent, type StopReason } from "./HarnessEvent.js"
+import * as BashCards from "./BashCards.js"
 import * as ModelTools from "./ModelTools.js"
 import * as SystemPrompt from "./SystemPrompt.js"
 import * as InvalidToolCall from "../Model/InvalidToolCall.js"
@@ -244,15 +244,6 @@ const REJECTED: Outcome = {
 }
 
 /** A background task's card events, forwarded into the session's background stream. */
-const taskCardEvents = (callId: string, args: BashArgs, call: CallPresentation, cwd: string, events: Stream.Stream<RunEvent>) =>
-  Stream.concat(
-    Stream.make(HarnessEvent.ToolCallStarted({ callId, presentation: call, pending: false })),
-    Stream.map(events, (event) =>
-      event._tag === "Output"
-        ? HarnessEvent.ToolOutput({ callId, data: event.data })
-        : HarnessEvent.ToolCallCompleted({ callId, presentation: BashTool.presentResult(args, event.result.text, { cwd }) }))
-  )
-
 const openSession = (
   options: Options,
   model: LanguageModel.Service,
@@ -263,8 +254,7 @@ const openSession = (
     const { client, cwd: sessionCwd } = context
     const maxTurnRequests = Math.max(1, options.maxTurnRequests ?? DEFAULT_MAX_TURN_REQUESTS)
     const shell: BashSession = yield* bash.session({ cwd: sessionCwd })
-    const background = yield* Mailbox.make<HarnessEvent>()
-    const forwarders = yield* Ref.make<ReadonlyArray<Fiber.RuntimeFiber<void>>>([])
+    const taskCards = yield* BashCards.make(shell)
     const history = yield* Ref.make(Prompt.empty)
     const alwaysAllow = yield* Ref.make(false)
     const turnLock = yield* Effect.makeSemaphore(1)
@@ -283,27 +273,10 @@ const openSession = (
       return candidate
     }
 
-    // Runs before the Bash session's own finalizer: kill the tasks first so their cards get their
-    // final events, then end the background stream.
-    yield* Effect.addFinalizer(() =>
-      Effect.gen(function*() {
-        for (const task of yield* shell.list) {
-          if (task.result === undefined) yield* Effect.ignore(shell.kill(task.id))
-        }
-        yield* Fiber.awaitAll(yield* Ref.get(forwarders)).pipe(Effect.timeout("5 seconds"), Effect.ignore)
-        yield* background.end
-      })
-    )
-
     const startBackground = (callId: string, args: BashArgs, cwd: string, emit: Emit) =>
       Effect.gen(function*() {
         const task = yield* shell.start(args)
-        const taskCall = BashTool.presentTaskCall(args, task.info.id, { cwd: task.info.cwd })
-        const fiber = yield* taskCardEvents(cardId(`${callId}-${task.info.id}`), args, taskCall, task.info.cwd, task.events).pipe(
-          Stream.runForEach((event) => background.offer(event)),
-          Effect.forkDaemon
-        )
-        yield* Ref.update(forwarders, (all) => [...all, fiber])
+        yield* taskCards.open(cardId(`${callId}-${task.info.id}`), args, task)
         yield* emit(HarnessEvent.ToolCallCompleted({ callId, presentation: BashTool.presentResult(args, task.started.text, { cwd }) }))
         return { result: task.started.text, isFailure: false } satisfies Outcome
       })
@@ -476,7 +449,7 @@ const openSession = (
         )
       }))
 
-    return { prompt, background: Mailbox.toStream(background), commands: [] } satisfies HarnessSession
+    return { prompt, background: taskCards.events, commands: [] } satisfies HarnessSession
   })
 
 /** The model harness over `Bash` and any `LanguageModel` (see {@link layer}). */

@@ -4,15 +4,12 @@
  */
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Mailbox from "effect/Mailbox"
-import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
-import { Bash, type BashSession, type RunEvent } from "../Bash/Bash.js"
+import { Bash, type BashSession } from "../Bash/Bash.js"
 import type { BashArgs } from "../Bash/BashArgs.js"
 import * as BashTool from "../Bash/BashTool.js"
-import type { CallPresentation } from "../Presentation/Presentation.js"
+import * as BashCards from "./BashCards.js"
 import { Harness, type HarnessSession, type PromptBlock, type SlashCommand } from "./Harness.js"
 import { HarnessEvent } from "./HarnessEvent.js"
 
@@ -45,32 +42,6 @@ export const parsePrompt = (blocks: ReadonlyArray<PromptBlock>): Parsed => {
   return slash ? { _tag: "Slash", name: slash[1]!, rest: (slash[2] ?? "").trim() } : { _tag: "Script", script: text }
 }
 
-/** Maps one executor call to the events of its card. */
-const cardEvents = (
-  callId: string,
-  args: BashArgs,
-  cwd: string,
-  call: CallPresentation,
-  events: Stream.Stream<RunEvent, unknown>
-) =>
-  Stream.concat(
-    Stream.make(HarnessEvent.ToolCallStarted({ callId, presentation: call, pending: false })),
-    events.pipe(
-      Stream.map((event) =>
-        event._tag === "Output"
-          ? HarnessEvent.ToolOutput({ callId, data: event.data })
-          : HarnessEvent.ToolCallCompleted({ callId, presentation: BashTool.presentResult(args, event.result.text, { cwd }) })
-      ),
-      // A spawn failure still closes the card, with the reason as its result.
-      Stream.catchAll((error) =>
-        Stream.make(HarnessEvent.ToolCallCompleted({
-          callId,
-          presentation: { status: "failed", content: [{ _tag: "Text", text: String((error as { message?: unknown }).message ?? error) }] }
-        }))
-      )
-    )
-  )
-
 const message = (text: string, stopReason: "end_turn" | "cancelled" = "end_turn") =>
   Stream.make(HarnessEvent.AgentText({ text }), HarnessEvent.TurnEnded({ stopReason }))
 
@@ -87,34 +58,15 @@ export const make = Effect.gen(function*() {
     openSession: ({ sessionId, cwd }) =>
       Effect.gen(function*() {
         const shell = yield* bash.session({ cwd })
-        const background = yield* Mailbox.make<HarnessEvent>()
-        const forwarders = yield* Ref.make<ReadonlyArray<Fiber.RuntimeFiber<void>>>([])
+        const taskCards = yield* BashCards.make(shell)
         let calls = 0
         const nextCallId = () => `${sessionId}-${++calls}`
-
-        // Runs before the Bash session's own finalizer: kill the tasks first, so their cards get
-        // their final events, then end the background stream.
-        yield* Effect.addFinalizer(() =>
-          Effect.gen(function*() {
-            for (const task of yield* shell.list) {
-              if (task.result === undefined) yield* Effect.ignore(shell.kill(task.id))
-            }
-            yield* Fiber.awaitAll(yield* Ref.get(forwarders)).pipe(Effect.timeout("5 seconds"), Effect.ignore)
-            yield* background.end
-          })
-        )
 
         const startBackground = (script: string) =>
           Effect.gen(function*() {
             const args: BashArgs = { command: script, run_in_background: true }
             const task = yield* shell.start(args)
-            const callId = nextCallId()
-            const call = BashTool.presentTaskCall(args, task.info.id, { cwd: task.info.cwd })
-            const fiber = yield* cardEvents(callId, args, task.info.cwd, call, task.events).pipe(
-              Stream.runForEach((event) => background.offer(event)),
-              Effect.forkDaemon
-            )
-            yield* Ref.update(forwarders, (all) => [...all, fiber])
+            yield* taskCards.open(nextCallId(), args, task)
             return `Started background task ${task.info.id}: \`/kill ${task.info.id}\` stops it, \`/jobs\` lists tasks.`
           }).pipe(Effect.catchAll((error) => Effect.succeed(`Could not start the task: ${error.message}`)))
 
@@ -140,7 +92,7 @@ export const make = Effect.gen(function*() {
               return Stream.unwrap(Effect.gen(function*() {
                 const cwd = yield* shell.cwd
                 const call = BashTool.presentCall(args, { cwd })
-                const card = cardEvents(nextCallId(), args, cwd, call, shell.run(args, { cancel: Deferred.await(cancel) }))
+                const card = BashCards.cardEvents(nextCallId(), args, cwd, call, shell.run(args, { cancel: Deferred.await(cancel) }))
                 const end = Stream.fromEffect(Effect.map(Deferred.isDone(cancel), (cancelled) =>
                   HarnessEvent.TurnEnded({ stopReason: cancelled ? "cancelled" : "end_turn" })))
                 return Stream.concat(card, end)
@@ -149,7 +101,7 @@ export const make = Effect.gen(function*() {
           }
         }
 
-        return { prompt, background: Mailbox.toStream(background), commands } satisfies HarnessSession
+        return { prompt, background: taskCards.events, commands } satisfies HarnessSession
       })
   })
 })

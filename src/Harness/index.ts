@@ -8,3 +8,4 @@ export * as ModelTools from "./ModelTools.js"
 export * as ShellHarness from "./ShellHarness.js"
 /** The model harness's default system prompt and the facts it is built from. */
 export * as SystemPrompt from "./SystemPrompt.js"
+export * as BashCards from "./BashCards.js"

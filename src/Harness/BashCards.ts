@@ -1,0 +1,75 @@
+/**
+ * What a harness reports for bash calls: the card events of one executor call, and the cards of
+ * background tasks, which outlive the turn that started them and so go through the session's
+ * `background` stream. Shared by every harness that runs the bash tool.
+ */
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Mailbox from "effect/Mailbox"
+import * as Ref from "effect/Ref"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type { BackgroundTask, BashSession, RunEvent } from "../Bash/Bash.js"
+import type { BashArgs } from "../Bash/BashArgs.js"
+import * as BashTool from "../Bash/BashTool.js"
+import type { CallPresentation } from "../Presentation/Presentation.js"
+import { HarnessEvent } from "./HarnessEvent.js"
+
+/** One executor call as the events of its card: started, output, completed (a failure still closes it). */
+export const cardEvents = (
+  callId: string,
+  args: BashArgs,
+  cwd: string,
+  call: CallPresentation,
+  events: Stream.Stream<RunEvent, { readonly message: string }>
+): Stream.Stream<HarnessEvent> =>
+  Stream.concat(
+    Stream.make(HarnessEvent.ToolCallStarted({ callId, presentation: call, pending: false })),
+    events.pipe(
+      Stream.map((event) =>
+        event._tag === "Output"
+          ? HarnessEvent.ToolOutput({ callId, data: event.data })
+          : HarnessEvent.ToolCallCompleted({ callId, presentation: BashTool.presentResult(args, event.result.text, { cwd }) })
+      ),
+      Stream.catchAll((error) =>
+        Stream.make(HarnessEvent.ToolCallCompleted({ callId, presentation: { status: "failed", content: [{ _tag: "Text", text: error.message }] } }))
+      )
+    )
+  )
+
+export interface TaskCards {
+  /** The cards' events, for `HarnessSession.background`; ends when the scope closes. */
+  readonly events: Stream.Stream<HarnessEvent>
+  /** Opens the card of a started task under `callId`; it closes with the task's own exit. */
+  readonly open: (callId: string, args: BashArgs, task: BackgroundTask) => Effect.Effect<void>
+}
+
+/**
+ * Task cards of one session. Make it after the session's `BashSession`: closing the scope then
+ * first kills the tasks still running (so their cards get their exit), waits for their last
+ * events, ends the stream, and only then lets the Bash session go.
+ */
+export const make = (shell: BashSession): Effect.Effect<TaskCards, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const events = yield* Mailbox.make<HarnessEvent>()
+    const forwarders = yield* Ref.make<ReadonlyArray<Fiber.RuntimeFiber<void>>>([])
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function*() {
+        for (const task of yield* shell.list) {
+          if (task.result === undefined) yield* Effect.ignore(shell.kill(task.id))
+        }
+        yield* Fiber.awaitAll(yield* Ref.get(forwarders)).pipe(Effect.timeout("5 seconds"), Effect.ignore)
+        yield* events.end
+      })
+    )
+    const open: TaskCards["open"] = (callId, args, task) =>
+      Effect.gen(function*() {
+        const call = BashTool.presentTaskCall(args, task.info.id, { cwd: task.info.cwd })
+        const fiber = yield* cardEvents(callId, args, task.info.cwd, call, task.events).pipe(
+          Stream.runForEach((event) => events.offer(event)),
+          Effect.forkDaemon
+        )
+        yield* Ref.update(forwarders, (all) => [...all, fiber])
+      })
+    return { events: Mailbox.toStream(events), open }
+  })

@@ -49,7 +49,8 @@ export interface AgentProcess {
   readonly stop: (timeoutMs?: number) => Promise<void>
 }
 
-const lineSplitter = (onLine: (line: string) => void) => {
+/** Splits a byte stream into UTF-8 lines (a last line without its newline comes at `end`). */
+export const lineSplitter = (onLine: (line: string) => void) => {
   const decoder = new TextDecoder()
   let buffer = ""
   return {
@@ -69,7 +70,7 @@ const lineSplitter = (onLine: (line: string) => void) => {
   }
 }
 
-const parseOrUndefined = (line: string): Json => {
+export const parseOrUndefined = (line: string): Json => {
   try {
     return JSON.parse(line)
   } catch {

@@ -8,40 +8,13 @@
 import * as acp from "@agentclientprotocol/sdk"
 import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
-import type { AgentProcess, Client, Json } from "./agentProcess.js"
+import { type AgentProcess, type Client, type Json, lineSplitter as splitter, parseOrUndefined as parse } from "./agentProcess.js"
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url))
 
 export interface ExampleProcess extends AgentProcess {
   /** Every line in both directions, in order: `→ ` to the agent, `← ` from it. */
   readonly wire: ReadonlyArray<string>
-}
-
-const splitter = (onLine: (line: string) => void) => {
-  const decoder = new TextDecoder()
-  let buffer = ""
-  return {
-    push: (chunk: Uint8Array) => {
-      buffer += decoder.decode(chunk, { stream: true })
-      for (let nl = buffer.indexOf("\n"); nl >= 0; nl = buffer.indexOf("\n")) {
-        onLine(buffer.slice(0, nl))
-        buffer = buffer.slice(nl + 1)
-      }
-    },
-    end: () => {
-      buffer += decoder.decode()
-      if (buffer !== "") onLine(buffer)
-      buffer = ""
-    }
-  }
-}
-
-const parse = (line: string): Json => {
-  try {
-    return JSON.parse(line)
-  } catch {
-    return undefined
-  }
 }
 
 /** Spawns `node --import tsx <script>` (relative to the repository root) with piped stdio. */

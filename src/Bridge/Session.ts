@@ -122,10 +122,11 @@ export const open = (options: {
       cwd: options.cwd,
       commands: harness.commands,
       prompt: (blocks, arrival) =>
-        turnLock.withPermits(1)(Effect.suspend(() =>
-          // Cancelled before its turn began (queued, or not yet here when the cancel was read): it
-          // never starts, so nothing of it reaches the client.
-          arrival !== undefined && arrival < cancelledBefore ? Effect.succeed("cancelled" as const) : runTurn(blocks)
+        turnLock.withPermits(1)(Effect.flatMap(Ref.get(closed), (isClosed) =>
+          // Cancelled before its turn began (queued, or not yet here when the cancel was read), or
+          // queued behind a turn when the session closed: it never starts, so nothing of it reaches
+          // the client.
+          isClosed || (arrival !== undefined && arrival < cancelledBefore) ? Effect.succeed("cancelled" as const) : runTurn(blocks)
         )),
       cancel,
       cancelFrom: (arrival) =>

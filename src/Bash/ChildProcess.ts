@@ -70,10 +70,17 @@ export const BWRAP_FLAGS: ReadonlyArray<string> = [
   "/proc"
 ]
 
+// After the command, init looks at the namespace's /proc (a glob: no fork). When it is the only
+// process left (the usual case) it reports `<status> alone` and exits, which ends the namespace at
+// once: no kill from the agent, no /proc scans on our side. Otherwise it reports `<status>` and
+// waits, as described above.
 const NAMESPACE_INIT = [
   `exec 5>&2 2>/dev/null`,
   `"$@" 2>&5 5>&- 4>&-`,
-  `echo "$?" >&4`,
+  `s=$?`,
+  `p=(/proc/[0-9]*)`,
+  `if [ "\${#p[@]}" = 1 ]; then echo "$s alone" >&4; exit 0; fi`,
+  `echo "$s" >&4`,
   `exec sleep 2147483647 </dev/null >/dev/null 2>&1 4>&- 5>&-`
 ].join("; ")
 
@@ -85,6 +92,8 @@ export const bwrapArgs = (cwd: string, file: string, args: ReadonlyArray<string>
   "--info-fd",
   "3",
   "--",
+  // bash, not a faster-starting dash: dash prints "Terminated" for a command killed by a signal
+  // while the command's stderr redirection is still in place, i.e. into the output.
   "bash",
   "--noprofile",
   "--norc",
@@ -276,10 +285,15 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Child, SpawnError, S
       // In a namespace, bwrap itself exits only when init is killed (or when it fails to set up);
       // the command's exit comes first on fd 4.
       const reaped = yield* Deferred.make<void>()
-      child.on("exit", () => Deferred.unsafeDone(reaped, Effect.void))
-      child.on("exit", (code, signal) =>
-        // bwrap passes on init's death by signal n as 128+n (init is only ever killed by us).
-        setExit(inNamespace !== undefined && signal === null && code !== null ? namespaceStatus(code, undefined) : statusOf(code, signal)))
+      /** In a namespace: it is over (init said it was alone and exits, or bwrap exited): nothing is left in it. */
+      let namespaceEnded = false
+      /** Init reported that it was alone after the command, and exits by itself. */
+      let initAlone = false
+      child.on("exit", () => {
+        namespaceEnded = true
+        Deferred.unsafeDone(reaped, Effect.void)
+      })
+      if (inNamespace === undefined) child.on("exit", (code, signal) => setExit(statusOf(code, signal)))
       // Both output pipes closed (not Node's `close`, which also waits for the namespace's fds 3 and 4).
       let openPipes = 2
       const pipeClosed = () => {
@@ -314,11 +328,31 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Child, SpawnError, S
         info.on("error", () => {})
         const report = child.stdio[4] as NodeJS.ReadableStream
         let reportText = ""
+        // Without a report (init killed, or bwrap failed to set up) bwrap's own exit is the status:
+        // it passes on init's death by signal n as 128+n (init is only ever killed by us). Taken
+        // once both bwrap has exited and the report pipe has closed, so a report that is still in
+        // the pipe when bwrap's exit is seen (init exits right after reporting) comes first.
+        let bwrapExit: { readonly code: number | null; readonly signal: NodeJS.Signals | null } | undefined
+        let reportClosed = false
+        const exitWithoutReport = () => {
+          if (exitedFlag || bwrapExit === undefined || !reportClosed) return
+          const { code, signal } = bwrapExit
+          setExit(signal === null && code !== null ? namespaceStatus(code, undefined) : statusOf(code, signal))
+        }
+        child.on("exit", (code, signal) => {
+          bwrapExit = { code, signal }
+          exitWithoutReport()
+        })
+        report.on("close", () => {
+          reportClosed = true
+          exitWithoutReport()
+        })
         report.setEncoding("utf8")
         report.on("data", (text: string) => {
           reportText += text
-          const m = /^(\d+)\n/.exec(reportText)
+          const m = /^(\d+)( alone)?\n/.exec(reportText)
           if (m === null || exitedFlag) return
+          if (m[2] !== undefined) namespaceEnded = initAlone = true
           let recorded: number | undefined
           if (options.exitFile !== undefined) {
             try {
@@ -355,6 +389,8 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Child, SpawnError, S
       const countLive = () =>
         inNamespace === undefined
           ? countGroup(pid)
+          : namespaceEnded
+          ? 0
           : namespace === undefined
           ? countGroup(pid)
           : countNamespace(namespace.inode, namespace.init)
@@ -381,6 +417,8 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Child, SpawnError, S
       // is killed, bwrap exits and the pipes really close.
       const namespaceClosed: Effect.Effect<void> = Effect.gen(function*() {
         yield* exit
+        // Init found itself alone and exits: the pipes close by themselves.
+        if (namespaceEnded) return yield* Deferred.await(closedDeferred)
         let delay = 2
         while (countLive() > 0) {
           yield* Effect.sleep(Duration.millis(delay))
@@ -389,6 +427,7 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Child, SpawnError, S
         signalGroup("SIGKILL")
         yield* Deferred.await(closedDeferred)
       })
+      const waitReaped = Effect.interruptible(Deferred.await(reaped)).pipe(Effect.timeout(Duration.seconds(5)), Effect.ignore)
       const result: Child = {
         pid,
         exit,
@@ -407,9 +446,10 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Child, SpawnError, S
         // The outer bwrap outlives the namespace by a moment: the scope waits for it, so that when
         // it closes the kernel has reaped every process of the namespace. Bounded, but generously:
         // on a loaded machine tearing a namespace down took over a second.
+        // Not when init found itself alone: then no process of the command is left to reap.
         reaped: inNamespace === undefined
           ? Effect.void
-          : Effect.interruptible(Deferred.await(reaped)).pipe(Effect.timeout(Duration.seconds(5)), Effect.ignore)
+          : Effect.suspend(() => initAlone ? Effect.void : waitReaped)
       }
       return result
     }),
@@ -444,7 +484,7 @@ export const probeBwrap = (bwrap = "bwrap", timeout: Duration.DurationInput = Du
     let reported = false
     child.stderr!.setEncoding("utf8")
     child.stderr!.on("data", (text: string) => void (stderr += text))
-    // Our init reports `true`'s status on fd 4, then waits to be killed: that report is success.
+    // Our init reports `true`'s status on fd 4 (then exits, or waits to be killed): that report is success.
     const report = child.stdio[4] as NodeJS.ReadableStream
     report.setEncoding("utf8")
     report.on("data", (text: string) => {
@@ -457,7 +497,9 @@ export const probeBwrap = (bwrap = "bwrap", timeout: Duration.DurationInput = Du
     report.on("error", () => {})
     child.on("error", (e: NodeJS.ErrnoException) =>
       resume(Effect.succeed(e.code === "ENOENT" ? { _tag: "Missing" } : { _tag: "Broken", reason: e.message })))
-    child.on("exit", (code, signal) => {
+    // `close` (all pipes closed) rather than `exit`: init reports and exits at once, so bwrap's exit
+    // can be seen before the report is read.
+    child.on("close", (code, signal) => {
       if (reported) return
       resume(Effect.succeed({ _tag: "Broken", reason: stderr.trim() || `bwrap exited with ${signal ?? code}` }))
     })

@@ -202,7 +202,9 @@ const makeSessionMapper = (
               sessionUpdate: "tool_call_update",
               toolCallId: callId,
               status: result.status,
-              content: [...texts(result.content), terminalContent(callId)],
+              // The card's content exactly as `tool_call` sent it (an update's content replaces
+              // the list); a result without a terminal adds what it has to say.
+              content: result.terminal !== undefined ? state.content : [...texts(result.content), terminalContent(callId)],
               ...rawOutput,
               // A result without a terminal still closes the terminal the card opened.
               _meta: { terminal_exit: exitMeta(callId, result.terminal?.exit) }

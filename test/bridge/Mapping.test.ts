@@ -347,6 +347,11 @@ describe("Mapping: other events and forms", () => {
       expect(replay.cards.get("s")!.status).toBe("completed")
       expect(replay.cards.get("s")!.content).toEqual([{ type: "content", content: { type: "text", text: started } }])
       expect(replay.terminals.get("s/bg-1")).toMatchObject({ output: "ready\nbye\n", exit: { exit_code: null, signal: "SIGTERM" } })
+      // The task card's final update re-sends the content of its `tool_call`, so nothing is lost.
+      const taskStart = sent.find((n) => n.update.sessionUpdate === "tool_call" && n.update.toolCallId === "s/bg-1")!.update as any
+      const taskEnd_ = sent.at(-1)!.update as any
+      expect(taskStart.content).toContainEqual({ type: "content", content: { type: "text", text: "background task bg-1" } })
+      expect(taskEnd_.content).toEqual(taskStart.content)
     }))
 
   it.effect("a result that does not decode still closes the card, failed, showing the text", () =>

@@ -17,8 +17,12 @@ import type { HarnessEvent, StopReason } from "../Harness/HarnessEvent.js"
 import type { Mapping } from "./Mapping.js"
 import type { SessionNotification } from "./SessionUpdate.js"
 
-/** How long a cancelled harness may take to report its final events before the bridge closes its cards itself. */
-export const CANCEL_GRACE: Duration.DurationInput = "5 seconds"
+/**
+ * How long a cancelled harness may take to report its final events before the bridge closes its
+ * cards itself: longer than the executor's worst kill path (TERM, 2 s grace, KILL, 2 s drain), so
+ * a well-behaved harness always reports the real end.
+ */
+export const CANCEL_GRACE: Duration.DurationInput = "10 seconds"
 
 export interface Session {
   readonly id: string
@@ -79,24 +83,30 @@ export const open = (options: {
           if (event._tag === "ToolCallStarted") started.push(event.callId)
           return mapper.consume(event)
         }
+        // Whatever ends the turn (its harness, a failure, or the request being interrupted by
+        // `$/cancel_request` or shutdown), the cards it opened and did not close get their final
+        // update: a client must never be left with a running card.
+        const closeLeftovers = Effect.gen(function*() {
+          const open = yield* mapper.openCalls
+          const leftOpen = started.filter((id) => open.includes(id))
+          // Task cards go through the background stream, so they are not in `started` and stay open.
+          if (leftOpen.length > 0) yield* mapper.closeOpen({ signal: "SIGTERM", callIds: leftOpen })
+          yield* mapper.flush
+          yield* Ref.set(currentCancel, Option.none())
+        })
         const turn = yield* harness.prompt(blocks, { cancel }).pipe(Stream.runForEach(consume), Effect.fork)
-        // A harness that ignores the cancel is interrupted after a grace period; the bridge then
-        // closes the cards it left open.
+        // A harness that ignores the cancel is interrupted after a grace period.
         const exit = yield* Fiber.await(turn).pipe(
           Effect.raceFirst(
             Deferred.await(cancel).pipe(
               Effect.zipRight(Effect.sleep(CANCEL_GRACE)),
               Effect.zipRight(Fiber.interrupt(turn))
             )
-          )
+          ),
+          Effect.onInterrupt(() => Fiber.interrupt(turn).pipe(Effect.zipRight(closeLeftovers)))
         )
         if (Exit.isFailure(exit) && !Exit.isInterrupted(exit)) yield* Effect.logError("prompt turn failed", exit.cause)
-        const open = yield* mapper.openCalls
-        const leftOpen = started.filter((id) => open.includes(id))
-        // Background cards started by this turn stay open; only its foreground cards are closed.
-        if (Exit.isFailure(exit) && leftOpen.length > 0) yield* mapper.closeOpen({ signal: "SIGTERM", callIds: leftOpen })
-        yield* mapper.flush
-        yield* Ref.set(currentCancel, Option.none())
+        yield* closeLeftovers
         return (yield* Deferred.isDone(cancel)) ? "cancelled" as const : yield* Ref.get(stopReason)
       })
 

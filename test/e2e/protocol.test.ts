@@ -116,6 +116,22 @@ describe("dsh-acp protocol errors over raw stdio", () => {
     expect(processesByCmdline(command)).toEqual([])
   })
 
+  it("$/cancel_request on a running prompt answers -32800, kills the command and still closes its card", async () => {
+    const { result } = await call("session/new", { cwd: dir, mcpServers: [] })
+    const sessionId = result.sessionId
+    const command = `echo started; ${uniqueSleep(302)}`
+    const id = nextId++
+    agent.writeLine(JSON.stringify({ jsonrpc: "2.0", id, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: command }] } }))
+    await agent.waitForMessage((m) => m.params?.sessionId === sessionId && m.params?.update?._meta?.terminal_output?.data === "started\n")
+    agent.writeLine(JSON.stringify({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: id } }))
+    expect((await agent.response(id)).error?.code).toBe(-32800)
+    const updates = agent.stdoutLines.map((l) => JSON.parse(l)).filter((m) => m.params?.sessionId === sessionId)
+    const [card] = cardsOf(updates.map((m) => m.params))
+    expect(card?.final?.status).toBe("failed")
+    expect(card?.final?._meta?.terminal_exit?.signal).toMatch(/^SIG/)
+    expect(processesByCmdline(uniqueSleep(302))).toEqual([])
+  })
+
   it("stdout purity: every line of the whole exchange is one valid JSON-RPC 2.0 agent message", async () => {
     // Not JSON-RPC at all, a batch and a bare value: each gets an error, none breaks the framing.
     agent.writeLine("[]")

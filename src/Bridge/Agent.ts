@@ -133,7 +133,10 @@ export const serve = <E, R>(input: Stream.Stream<Uint8Array | string, E, R>, inf
       return Effect.forEach(all, (s) => s.close, { concurrency: "unbounded", discard: true })
     })
 
-    // When the client stops writing, cancel what runs so in-flight prompts answer promptly.
-    const cancelAll = Effect.suspend(() => Effect.forEach([...sessions.values()], (s) => s.cancel, { discard: true }))
+    // When the client stops writing, cancel what runs and what is queued, so in-flight prompts
+    // answer promptly and nothing new starts.
+    const cancelAll = Effect.suspend(() =>
+      Effect.forEach([...sessions.values()], (s) => s.cancelFrom(Number.MAX_SAFE_INTEGER), { discard: true })
+    )
     yield* peer.serve(Stream.concat(input, Stream.execute(cancelAll))).pipe(Effect.ensuring(closeAll))
   })

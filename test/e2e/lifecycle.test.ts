@@ -9,8 +9,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type AgentProcess, groupGone, groupOf, type Json, protocolViolations, spawnAgent, uniqueSleep } from "../support/agentProcess.js"
 
-/** Far above the few tens of milliseconds an exit takes, and below the 5 s cancel grace. */
-const PROMPTLY_MS = 4_000
+/** Far above the few tens of milliseconds an exit takes, and below the bridge's 10 s cancel grace. */
+const PROMPTLY_MS = 8_000
 
 /** Initializes as Zed, opens two sessions and runs `fg` in one and `/bg <bg>` in the other. */
 const busyAgent = async (dir: string, fg: string, bg: string) => {
@@ -31,7 +31,7 @@ const busyAgent = async (dir: string, fg: string, bg: string) => {
   // A test that kills the agent may never see this answer: only a test that awaits it fails on that.
   foreground.answer.catch(() => {})
   const groups = { fg: await groupOf(fg), bg: await groupOf(bg) }
-  return { agent, foreground, groups }
+  return { agent, foreground, groups, call, one }
 }
 
 /** Every card the agent opened got its final update (a `terminal_exit`). */
@@ -67,6 +67,19 @@ describe.concurrent("dsh-acp process lifecycle", () => {
       expect(await groupGone(groups.fg)).toEqual([])
       expect(await groupGone(groups.bg)).toEqual([])
       everyCardClosed(agent)
+      expect(protocolViolations(agent)).toEqual([])
+    }))
+
+  it("stdin EOF with a prompt queued behind the running one: the queued prompt never starts", () =>
+    withDir(async (dir) => {
+      const { agent, foreground, groups, call, one } = await busyAgent(dir, uniqueSleep(205), uniqueSleep(206))
+      const queued = call("session/prompt", { sessionId: one, prompt: [{ type: "text", text: "echo queued-ran" }] })
+      agent.endStdin()
+      expect((await agent.exited).code).toBe(0)
+      expect((await foreground.answer).result).toEqual({ stopReason: "cancelled" })
+      expect((await queued.answer).result).toEqual({ stopReason: "cancelled" })
+      expect(agent.stdoutLines.some((l) => l.includes("queued-ran"))).toBe(false)
+      expect(await groupGone(groups.fg)).toEqual([])
       expect(protocolViolations(agent)).toEqual([])
     }))
 

@@ -6,6 +6,7 @@
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Mailbox from "effect/Mailbox"
+import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -55,9 +56,9 @@ export const make = (shell: BashSession): Effect.Effect<TaskCards, never, Scope.
     const forwarders = yield* Ref.make<ReadonlyArray<Fiber.RuntimeFiber<void>>>([])
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
-        for (const task of yield* shell.list) {
-          if (task.result === undefined) yield* Effect.ignore(shell.kill(task.id))
-        }
+        // All at once: each kill may take the whole TERM grace.
+        const running = (yield* shell.list).filter((task) => task.result === undefined)
+        yield* Effect.forEach(running, (task) => Effect.ignore(shell.kill(task.id)), { concurrency: "unbounded", discard: true })
         yield* Fiber.awaitAll(yield* Ref.get(forwarders)).pipe(Effect.timeout("5 seconds"), Effect.ignore)
         yield* events.end
       })
@@ -69,7 +70,9 @@ export const make = (shell: BashSession): Effect.Effect<TaskCards, never, Scope.
           Stream.runForEach((event) => events.offer(event)),
           Effect.forkDaemon
         )
-        yield* Ref.update(forwarders, (all) => [...all, fiber])
+        // Forget forwarders that are done, so a long session does not keep every task's fiber.
+        const alive = yield* Effect.filter(yield* Ref.get(forwarders), (f) => Effect.map(f.poll, Option.isNone))
+        yield* Ref.set(forwarders, [...alive, fiber])
       })
     return { events: Mailbox.toStream(events), open }
   })

@@ -22,11 +22,7 @@ const levels: Record<CliLogLevel, LogLevel.LogLevel> = {
   debug: LogLevel.Debug
 }
 
-const stderrLogger = (level: CliLogLevel) =>
-  Layer.merge(
-    Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger)),
-    Logger.minimumLogLevel(levels[level])
-  )
+const stderrLogger = (level: CliLogLevel) => Layer.merge(Server.stderrLogger, Logger.minimumLogLevel(levels[level]))
 
 /**
  * With `--model`, the model harness over a lazily loaded provider. Both are dynamic imports, so a
@@ -97,6 +93,9 @@ if (Either.isLeft(command)) {
       process.stdout.write(`${VERSION}\n`)
       break
     case "Agent":
+      // The key is held (redacted) by the model spec now. A variable of any name can hold it, so
+      // the name-based scrub may not catch it: remove it, so no command can read it from `env`.
+      if (c.options.model?.apiKeyEnv !== undefined) delete process.env[c.options.model.apiKeyEnv]
       runMain(runAgent(c.options))
       break
     case "Demo":

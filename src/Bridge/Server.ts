@@ -4,6 +4,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import type * as Stream from "effect/Stream"
 import type { Harness } from "../Harness/Harness.js"
 import * as Agent from "./Agent.js"
@@ -32,6 +33,12 @@ export const serve = <E, R>(options: ServeOptions<E, R>): Effect.Effect<void, E,
     )
   )
 
-/** Serves ACP on this process's stdin and stdout. */
+/** Effect's default logger writes to stdout, the protocol channel: logs go to stderr instead. */
+export const stderrLogger: Layer.Layer<never> = Logger.replace(
+  Logger.defaultLogger,
+  Logger.withConsoleError(Logger.logfmtLogger)
+)
+
+/** Serves ACP on this process's stdin and stdout; logs go to stderr, as logfmt lines. */
 export const serveStdio = (options: Omit<ServeOptions<never, never>, "input" | "write">) =>
-  serve({ ...options, input: Stdio.stdin, write: Stdio.stdoutLineWriter() })
+  serve({ ...options, input: Stdio.stdin, write: Stdio.stdoutLineWriter() }).pipe(Effect.provide(stderrLogger))

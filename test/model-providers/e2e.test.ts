@@ -14,6 +14,11 @@ import { type FakeProvider, type RecordedRequest, sse, startFakeProvider } from 
 
 const KEY = "sk-e2e-fake-key-5555"
 process.env["DSH_E2E_FAKE_KEY"] = KEY
+// A key under a name the secret scrub does not know and in a shape it does not recognise: only
+// the agent dropping its key variable keeps it from the model's commands.
+const ODD_KEY = "plainvalue-7777-odd"
+process.env["DSH_E2E_ODD_AUTH"] = ODD_KEY
+process.env["DSH_E2E_PLAIN"] = "visible-1234"
 
 // ---- what each fake "model" says, in its own wire format
 
@@ -176,6 +181,35 @@ describe.each(providers)("dsh-acp --model $name", ({ args, keyHint, name, script
     await server.nextAbort(4000)
     expect(server.clientAborts()).toBe(aborts + 1)
     expect(protocolViolations(agent, client)).toEqual([])
+  })
+})
+
+describe("dsh-acp --model: the key never reaches a command", () => {
+  it("`env` run by the model shows no trace of a key in an oddly named variable", async () => {
+    const server = await startFakeProvider()
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), "dsh-model-key-")))
+    const agent = spawnAgent(["--model", "openai-compatible:fake", "--base-url", `${server.url}/v1`, "--api-key-env", "DSH_E2E_ODD_AUTH", "--approve-all"])
+    try {
+      const client = await connectClient(agent, { _meta: { terminal_output: true } })
+      const sessionId = await client.newSession(dir)
+      server.reply(
+        { chunks: providers[0].script.toolCall("call_env", "env; echo PLANTED=$DSH_E2E_PLAIN") },
+        () => ({ chunks: providers[0].script.text("done") })
+      )
+      const { updates } = await client.prompt(sessionId, "show the environment")
+      const card = cardsOf(updates)[0]!
+      expect(card.output).toContain("PATH=")
+      // The agent still authenticated with it…
+      expect(server.requests[0]!.headers["authorization"]).toBe(`Bearer ${ODD_KEY}`)
+      // …but no command saw it, while an ordinary variable of the agent's environment is there.
+      expect(card.output).not.toContain(ODD_KEY)
+      expect(card.output).not.toContain("DSH_E2E_ODD_AUTH")
+      expect(card.output).toContain("PLANTED=visible-1234")
+    } finally {
+      await agent.stop()
+      await server.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
 

@@ -8,6 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { existsSync } from "node:fs"
 import { join } from "node:path"
@@ -289,7 +290,10 @@ describe("ModelHarness", () => {
       expect(processesRunning("sleep 32.5")).toEqual([])
 
       // The task's own card: a terminal card that ends with the task's signal.
-      yield* Effect.sleep("50 millis")
+      yield* Effect.sync(() => background.some((e) => e._tag === "ToolCallCompleted")).pipe(
+        Effect.repeat({ until: (done) => done, schedule: Schedule.spaced("10 millis") }),
+        Effect.timeout("10 seconds")
+      )
       const taskStart = background.find((e) => e._tag === "ToolCallStarted")
       expect(taskStart).toMatchObject({ callId: "c1-bg-1", presentation: { title: "echo bg-out; sleep 32.5", terminal: {} } })
       const taskEnd = background.find((e) => e._tag === "ToolCallCompleted")

@@ -24,12 +24,13 @@ import { build } from "esbuild"
 /**
  * Builtins the start never uses, loaded on first use instead: `node:crypto` (ids, temp names) and
  * `node:child_process` (spawning bash) together cost ~2-3 ms of every start, and the first call
- * needs them anyway. Each listed name becomes a function that requires the builtin when called; a
+ * needs them anyway; `node:v8` (~1.5 ms) is only used at the first spawn. Each listed name becomes a function that requires the builtin when called; a
  * name the source uses but this list lacks makes esbuild warn, and the build fails on warnings.
  */
 const lazyBuiltins = {
   "node:crypto": ["randomBytes", "randomUUID"],
-  "node:child_process": ["spawn"]
+  "node:child_process": ["spawn"],
+  "node:v8": ["setFlagsFromString"]
 }
 const lazyBuiltinsPlugin = {
   name: "lazy-builtins",

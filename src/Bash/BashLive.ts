@@ -213,16 +213,19 @@ const execute = (
         )
       )
       // Pipes held open by `&` jobs: give them a moment to finish, then the group goes.
-      yield* Effect.interruptible(child.closed).pipe(Effect.timeout(DRAIN), Effect.ignore)
+      // Usually the pipes closed with the exit: then no bounded wait (a timer and a fiber) is needed.
+      if (!child.hasClosed()) yield* Effect.interruptible(child.closed).pipe(Effect.timeout(DRAIN), Effect.ignore)
       const leftovers = child.countLive()
       child.signalGroup("SIGKILL")
       // Nothing can write any more (bar a `setsid` escapee): take what is still in the pipes. While a
       // slow consumer holds us back, keep waiting (it either reads or goes away, which resumes the
       // pipes); otherwise a second is plenty.
-      yield* Effect.interruptible(child.closed).pipe(
-        Effect.timeoutTo({ duration: Duration.seconds(1), onSuccess: () => true, onTimeout: () => false }),
-        Effect.repeat({ until: (closed) => closed || !paused })
-      )
+      if (!child.hasClosed()) {
+        yield* Effect.interruptible(child.closed).pipe(
+          Effect.timeoutTo({ duration: Duration.seconds(1), onSuccess: () => true, onTimeout: () => false }),
+          Effect.repeat({ until: (closed) => closed || !paused })
+        )
+      }
       child.destroyPipes()
       const rest = decoder.end()
       if (rest !== "") {

@@ -152,6 +152,8 @@ export interface Child {
   readonly exit: Effect.Effect<ExitStatus>
   /** Completes when both pipes have closed. */
   readonly closed: Effect.Effect<void>
+  /** `closed` has completed: waiting for it would only cost a timer and a fiber. */
+  readonly hasClosed: () => boolean
   readonly hasExited: () => boolean
   /** Stops / restarts reading the pipes (backpressure: the writer blocks when the pipe fills). */
   readonly pause: () => void
@@ -297,6 +299,7 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Child, SpawnError, S
       if (inNamespace === undefined) child.on("exit", (code, signal) => setExit(statusOf(code, signal)))
       // Both output pipes closed (not Node's `close`, which also waits for the namespace's fds 3 and 4).
       let openPipes = 2
+      const hasClosed = () => openPipes === 0
       const pipeClosed = () => {
         if (--openPipes === 0) Deferred.unsafeDone(closedDeferred, Effect.void)
       }
@@ -434,6 +437,7 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Child, SpawnError, S
         exit,
         closed: inNamespace === undefined ? Deferred.await(closedDeferred) : namespaceClosed,
         hasExited: () => exitedFlag,
+        hasClosed,
         pause: pipes.pause,
         resume: pipes.resume,
         signalGroup,

@@ -164,6 +164,9 @@ const execute = (
       fullOutputMaxBytes: config.fullOutputMaxBytes,
       tempDir: config.tempDir
     })
+    // Only the normal path reaches `budget.finish()`: an interrupted call (consumer gone, cancel
+    // grace over, session closed) would otherwise leak the full-output file and its descriptor.
+    yield* Effect.addFinalizer(() => Effect.sync(() => budget.abort()))
     // A multi-byte character split across two chunks is completed by the next one.
     const decoder = new StringDecoder("utf8")
     /** The consumer is behind: data is waiting in the pipes for it. */

@@ -248,6 +248,8 @@ export class FullOutput {
   private written = 0
   private capped = false
   private failed = false
+  /** `finish` ran: the file (if kept) belongs to the result now. */
+  private done = false
 
   constructor(private readonly dir: string, private readonly maxBytes: number) {}
 
@@ -264,6 +266,8 @@ export class FullOutput {
 
   /** Keeps the file (returns its path) or removes it. */
   finish(keep: boolean): string | undefined {
+    if (this.done) return undefined
+    this.done = true
     if (keep && this.fd === undefined && !this.failed) this.open()
     if (this.fd !== undefined) {
       if (keep && this.capped) this.writeAll(Buffer.from(`\n[full output capped at ${this.maxBytes} bytes]\n`))
@@ -284,6 +288,15 @@ export class FullOutput {
       return undefined
     }
     return keep && !this.failed ? this.filePath : undefined
+  }
+
+  /**
+   * For a call that ends without a result (interrupted): closes the file and removes it. After
+   * `finish` it does nothing, so a file handed over as the result's saved file stays.
+   */
+  abort(): void {
+    if (this.done) return
+    this.finish(false)
   }
 
   private open(): void {
@@ -359,5 +372,10 @@ export class OutputBudget {
     const savedTo = this.full.finish(omittedChars > 0)
     if (omittedChars === 0) return { output: text }
     return { output: text, truncated: savedTo === undefined ? { omittedChars } : { omittedChars, savedTo } }
+  }
+
+  /** Releases the full-output file of a call that never reached `finish` (a no-op after it). */
+  abort(): void {
+    this.full.abort()
   }
 }

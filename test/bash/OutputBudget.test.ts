@@ -109,4 +109,20 @@ describe("full output file", () => {
     expect(content).toContain("[full output capped at 5000 bytes]")
     expect(content.length).toBeLessThan(5100)
   })
+
+  it("abort removes a file opened while streaming, and leaves one already handed over as the result's", () => {
+    const dir = tmp()
+    const chunk = lines(10_000)
+    const aborted = new OutputBudget({ maxChars: 100, fullOutputMaxBytes: 1 << 24, tempDir: dir })
+    for (let i = 0; i < 20; i++) aborted.write(Buffer.from(chunk), chunk)
+    expect(fs.readdirSync(dir).length).toBe(1)
+    aborted.abort()
+    expect(fs.readdirSync(dir)).toEqual([])
+
+    const kept = new OutputBudget({ maxChars: 100, fullOutputMaxBytes: 1 << 24, tempDir: dir })
+    for (let i = 0; i < 20; i++) kept.write(Buffer.from(chunk), chunk)
+    const savedTo = kept.finish().truncated!.savedTo!
+    kept.abort()
+    expect(fs.readdirSync(dir)).toEqual([path.basename(savedTo)])
+  })
 })

@@ -55,7 +55,8 @@ export interface TaskOutput {
 }
 
 export class BashError extends Data.TaggedError("BashError")<{
-  readonly reason: "SpawnFailed" | "BadWorkdir" | "TooManyTasks" | "TaskNotFound"
+  /** `Internal`: the executor itself failed while running a call (a bug, or the host failing it); the call's processes are killed. */
+  readonly reason: "SpawnFailed" | "BadWorkdir" | "TooManyTasks" | "TaskNotFound" | "Internal"
   readonly message: string
 }> {}
 

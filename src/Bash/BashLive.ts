@@ -14,6 +14,7 @@ import * as path from "node:path"
 import * as v8 from "node:v8"
 import * as crypto from "node:crypto"
 import { StringDecoder } from "node:string_decoder"
+import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -259,6 +260,15 @@ const execute = (
     })
   })
 
+/** The executor's own failure while running a call, as the caller sees it. */
+const internalError = (cause: Cause.Cause<unknown>): BashError => {
+  const error = Cause.squash(cause)
+  return new BashError({
+    reason: "Internal",
+    message: `the executor failed while running the command: ${error instanceof Error ? error.message : String(error)}`
+  })
+}
+
 interface TaskState {
   readonly id: string
   readonly command: string
@@ -348,14 +358,23 @@ const makeSession = (
           onSavedFile,
           onOutput: (data) => pump.push({ _tag: "Output", data })
         })
+        // Should the fiber below die (a defect while rendering, say), no `Finished` would ever come:
+        // its failure fails the stream instead, whose scope then kills what is left of the call.
+        const failed = yield* Deferred.make<never, BashError>()
         yield* wait.pipe(
           Effect.tap((r) => r.finalCwd !== undefined ? Ref.set(cwdRef, r.finalCwd) : Effect.void),
           Effect.flatMap((r) =>
             Effect.promise(() => pump.push({ _tag: "Finished", result: r.result }) ?? Promise.resolve())
           ),
+          Effect.catchAllCause((cause) =>
+            Cause.isInterruptedOnly(cause) ? Effect.void : Deferred.fail(failed, internalError(cause))
+          ),
           Effect.forkScoped
         )
-        return Stream.fromQueue(queue).pipe(Stream.takeUntil((e) => e._tag === "Finished"))
+        return Stream.fromQueue(queue).pipe(
+          Stream.interruptWhenDeferred(failed),
+          Stream.takeUntil((e) => e._tag === "Finished")
+        )
       }))
 
     const start = (args: BashArgs): Effect.Effect<BackgroundTask, BashError> =>
@@ -443,6 +462,14 @@ const makeSession = (
           starting--
           // Forked from an uninterruptible region, the fiber would inherit it: make it interruptible.
           state.fiber = yield* Effect.interruptible(wait).pipe(
+            // Should the wait die (a defect while rendering, say), the task still ends: its events
+            // get a `Finished` saying so (not a valid result text: a UI shows it as failed) and a
+            // stop does not wait for a `done` that would never come. Its scope kills what is left.
+            Effect.catchAllCause((cause) =>
+              Cause.isInterruptedOnly(cause)
+                ? Effect.failCause(cause)
+                : Effect.succeed({ result: { text: internalError(cause).message, cwd: dir } })
+            ),
             Effect.flatMap((r) =>
               Effect.sync(() => {
                 state.result = r.result

@@ -5,7 +5,9 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Stream from "effect/Stream"
 import { describe, expect, it } from "@effect/vitest"
 import { Bash } from "../../src/Bash/Bash.js"
@@ -61,5 +63,47 @@ for (const { mode, skip } of containmentModes) {
         yield* eventually(() => openFds().length <= fdsBefore ? true : undefined, 3000)
         fs.rmSync(tempDir, { recursive: true, force: true })
       }), 20_000)
+
+    // The fiber that waits for the exit and renders the result can die (here: a `timeout_ms` that is
+    // not an integer passes the executor's types but not the result's Schema, so rendering throws).
+    // The stream must end with an error instead of waiting forever for a `Finished`.
+    it.live("a failure while rendering the result fails the stream instead of hanging it, and nothing is left running", () =>
+      Effect.gen(function*() {
+        const tok = token()
+        const outcome = yield* Effect.scoped(Effect.gen(function*() {
+          const bash = yield* Effect.provide(Bash, BashLive.layer({ containment: mode }))
+          const s = yield* bash.session({ cwd: "/tmp" })
+          return yield* s.run({ command: `echo hi; sleep 100.${tok} & sleep 100.${tok}`, timeout_ms: 200.5 }).pipe(
+            Stream.runCollect,
+            Effect.either,
+            Effect.timeout("15 seconds")
+          )
+        }))
+        expect(Either.isLeft(outcome)).toBe(true)
+        if (Either.isLeft(outcome)) {
+          expect(outcome.left._tag).toBe("BashError")
+          expect(outcome.left.reason).toBe("Internal")
+        } else {
+          expect.fail(`the stream ended normally: ${JSON.stringify(Chunk.toArray(outcome.right))}`)
+        }
+        expect(livingWith(tok)).toEqual([])
+      }), 30_000)
+
+    it.live("a failure while rendering a background task's result still ends its events and its task", () =>
+      Effect.gen(function*() {
+        const tok = token()
+        yield* Effect.scoped(Effect.gen(function*() {
+          const bash = yield* Effect.provide(Bash, BashLive.layer({ containment: mode }))
+          const s = yield* bash.session({ cwd: "/tmp" })
+          const task = yield* s.start({ command: `sleep 100.${tok}`, timeout_ms: 200.5, run_in_background: true })
+          const events = Chunk.toArray(yield* task.events.pipe(Stream.runCollect, Effect.timeout("15 seconds")))
+          const last = events.at(-1)
+          expect(last?._tag).toBe("Finished")
+          if (last?._tag === "Finished") expect(last.result.text).toContain("the executor failed")
+          const [info] = yield* s.list
+          expect(info?.result?.text).toContain("the executor failed")
+        }))
+        expect(livingWith(tok)).toEqual([])
+      }), 30_000)
   })
 }

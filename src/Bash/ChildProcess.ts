@@ -105,9 +105,18 @@ export const bwrapArgs = (cwd: string, file: string, args: ReadonlyArray<string>
   ...args
 ]
 
-const SIGNALS_BY_NUMBER: ReadonlyMap<number, NodeJS.Signals> = new Map(
-  Object.entries(os.constants.signals).map(([name, n]) => [n, name as NodeJS.Signals])
-)
+/**
+ * Signal numbers to names, as Node itself reports a signal death in process-group mode. Some numbers
+ * have two names (Linux: 6 SIGABRT/SIGIOT, 29 SIGIO/SIGPOLL); `os.constants.signals` lists the name
+ * Node uses first, so the first alias wins (a plain `new Map(entries)` would keep the last).
+ */
+const SIGNALS_BY_NUMBER: ReadonlyMap<number, NodeJS.Signals> = (() => {
+  const byNumber = new Map<number, NodeJS.Signals>()
+  for (const [name, n] of Object.entries(os.constants.signals)) {
+    if (!byNumber.has(n)) byNumber.set(n, name as NodeJS.Signals)
+  }
+  return byNumber
+})()
 
 /**
  * The command's status from what init saw (`$?`, where a signal death n reads 128+n) and the

@@ -23,6 +23,9 @@ describe("namespaceStatus", () => {
     expect(ChildProcess.namespaceStatus(137, undefined)).toEqual(signaled("SIGKILL"))
     expect(ChildProcess.namespaceStatus(255, undefined)).toEqual(exited(255))
     expect(ChildProcess.namespaceStatus(2, undefined)).toEqual(exited(2))
+    // Signals with two names read as Node names them (the first alias), as in process-group mode.
+    expect(ChildProcess.namespaceStatus(128 + 6, undefined)).toEqual(signaled("SIGABRT"))
+    expect(ChildProcess.namespaceStatus(128 + 29, undefined)).toEqual(signaled("SIGIO"))
   })
 })
 

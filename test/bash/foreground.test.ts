@@ -35,6 +35,14 @@ describe.skipIf(skip !== undefined)(`foreground (${mode}${skip === undefined ? "
       expect(r.parts.output).toBe("before\n")
     }))
 
+  it.scopedLive("a signal with two names is reported by the name Node uses, whatever the containment", () =>
+    Effect.gen(function*() {
+      const s = yield* session()
+      // 6 is SIGABRT and SIGIOT, 29 is SIGIO and SIGPOLL: Node (process groups) says SIGABRT and SIGIO.
+      expect((yield* run(s, { command: "kill -ABRT $$" })).parts.end).toMatchObject({ _tag: "Signaled", signal: "SIGABRT" })
+      expect((yield* run(s, { command: "kill -IO $$" })).parts.end).toMatchObject({ _tag: "Signaled", signal: "SIGIO" })
+    }))
+
   it.scopedLive("a command ignoring SIGTERM is killed after the grace, and nothing of its group is left", () =>
     Effect.gen(function*() {
       const s = yield* session()

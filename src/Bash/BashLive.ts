@@ -99,6 +99,9 @@ const isDirectory = (dir: string): "ok" | "missing" | "notDirectory" => {
   }
 }
 
+/** A call's `workdir`; an empty one is no workdir (as `BashTool.callCwd` shows it: the session cwd, and a `cd` persists). */
+const workdirOf = (args: BashArgs): string | undefined => args.workdir === "" ? undefined : args.workdir
+
 /** The directory a call runs in: the session cwd, or `workdir` resolved against it. */
 const resolveDir = (base: string, workdir: string | undefined): Effect.Effect<string, BashError> =>
   Effect.suspend(() => {
@@ -344,7 +347,7 @@ const makeSession = (
     const run = (args: BashArgs, options?: { readonly cancel?: Effect.Effect<void> }): Stream.Stream<RunEvent, BashError> =>
       Stream.unwrapScoped(Effect.gen(function*() {
         const base = yield* Ref.get(cwdRef)
-        const dir = yield* resolveDir(base, args.workdir)
+        const dir = yield* resolveDir(base, workdirOf(args))
         const queue = yield* Effect.acquireRelease(Queue.bounded<RunEvent>(FOREGROUND_QUEUE_CHUNKS), Queue.shutdown)
         const pump = OutputPump.make(queue, yield* Effect.runtime<never>())
         const containment = yield* containmentOf
@@ -353,7 +356,7 @@ const makeSession = (
           cwd: dir,
           ...timeouts(args.timeout_ms, config.defaultTimeoutMs),
           // `workdir` is for this call only: a `cd` inside it does not move the session.
-          recordCwd: args.workdir === undefined,
+          recordCwd: workdirOf(args) === undefined,
           stop: options?.cancel ?? Effect.never,
           onSavedFile,
           onOutput: (data) => pump.push({ _tag: "Output", data })
@@ -402,7 +405,7 @@ const makeSession = (
     const startReserved = (args: BashArgs, slot: { held: boolean }): Effect.Effect<BackgroundTask, BashError> =>
       Effect.gen(function*() {
         const base = yield* Ref.get(cwdRef)
-        const dir = yield* resolveDir(base, args.workdir)
+        const dir = yield* resolveDir(base, workdirOf(args))
         const id = `bg-${++taskCounter}`
         const containment = yield* containmentOf
         const events = yield* Queue.unbounded<RunEvent>()

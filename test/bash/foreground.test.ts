@@ -8,6 +8,7 @@ import * as Stream from "effect/Stream"
 import { describe, expect, it } from "@effect/vitest"
 import { Bash } from "../../src/Bash/Bash.js"
 import * as BashLive from "../../src/Bash/BashLive.js"
+import * as BashTool from "../../src/Bash/BashTool.js"
 import { containmentModes, eventually, livingWith, parseOk, run, token } from "./helpers.js"
 
 for (const { mode, skip } of containmentModes) {
@@ -142,6 +143,15 @@ describe.skipIf(skip !== undefined)(`foreground (${mode}${skip === undefined ? "
       const bad = yield* Stream.runCollect(a.run({ command: "pwd", workdir: "no-such-dir" })).pipe(Effect.flip)
       expect(bad.reason).toBe("BadWorkdir")
       expect(bad.message).toContain("no-such-dir")
+    }))
+
+  it.scopedLive("an empty workdir is no workdir: the call runs in the session cwd and its cd persists", () =>
+    Effect.gen(function*() {
+      const a = yield* session("/")
+      expect((yield* run(a, { command: "pwd; cd /usr", workdir: "" })).parts.output).toBe("/\n")
+      // As BashTool.callCwd shows it: the session cwd, and the session moved.
+      expect(BashTool.callCwd({ command: "", workdir: "" }, "/")).toBe("/")
+      expect(yield* a.cwd).toBe("/usr")
     }))
 
   it.scopedLive("a slow consumer slows the command down and loses nothing", () =>

@@ -11,6 +11,7 @@ import type { CallPresentation, ResultPresentation, TextContent } from "../Prese
 import { text } from "../Presentation/Presentation.js"
 import type { Tool } from "../Presentation/Tool.js"
 import { BashArgs, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS } from "./BashArgs.js"
+import { isSuccess } from "./ExitStatus.js"
 import * as StatusLines from "./StatusLines.js"
 
 export const NAME = "Bash"
@@ -114,7 +115,7 @@ export const presentResult = (args: BashArgs, result: string, _context: { readon
     return { status: "completed", content: [...callContent, text(result)], facts: facts(parts) }
   }
   return {
-    status: end._tag === "Exited" && end.code === 0 ? "completed" : "failed",
+    status: isSuccess(end) ? "completed" : "failed",
     content: callContent,
     terminal: { output: parts.output, exit: end, transcript: result },
     facts: facts(parts)

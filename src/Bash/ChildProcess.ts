@@ -163,7 +163,6 @@ export interface Child {
   readonly closed: Effect.Effect<void>
   /** `closed` has completed: waiting for it would only cost a timer and a fiber. */
   readonly hasClosed: () => boolean
-  readonly hasExited: () => boolean
   /** Stops / restarts reading the pipes (backpressure: the writer blocks when the pipe fills). */
   readonly pause: () => void
   readonly resume: () => void
@@ -445,7 +444,6 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Child, SpawnError, S
         pid,
         exit,
         closed: inNamespace === undefined ? Deferred.await(closedDeferred) : namespaceClosed,
-        hasExited: () => exitedFlag,
         hasClosed,
         pause: pipes.pause,
         resume: pipes.resume,

@@ -12,50 +12,25 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as crypto from "node:crypto"
+import { AnsiStripper } from "./Ansi.js"
 import type { Truncation } from "./StatusLines.js"
 
-/** Complete escape sequences: CSI, OSC (BEL or ST terminated), charset selection, two-byte Fe. */
-const ANSI_SEQUENCE = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[()][0-9A-Za-z]|[@-Z\\^_])|\x9b[0-?]*[ -/]*[@-~]/g
-/** A sequence anchored at an ESC, complete. */
-const ANSI_COMPLETE_AT = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[()][0-9A-Za-z]|[@-Z\\^_])/y
-/** What may still become a sequence if more bytes come: keep it for the next chunk. */
-const ANSI_PREFIX_AT = /\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*|[()])?$/y
-/** Other control characters a model cannot use (tab, newline and carriage return are handled). */
+/** Control characters a model cannot use (tab, newline and carriage return are handled; ESC went with the sequences). */
 const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g
-const MAX_CARRY = 4096
 
-/** Strips ANSI escapes from a stream of text; a sequence split across chunks is still removed. */
-export class AnsiStripper {
-  private carry = ""
-
+/** ANSI escapes, then the other control characters. */
+class ModelStripper {
+  private readonly ansi = new AnsiStripper()
   push(chunk: string): string {
-    let text = this.carry + chunk
-    this.carry = ""
-    const esc = text.lastIndexOf("\x1b")
-    if (esc >= 0 && text.length - esc < MAX_CARRY) {
-      ANSI_COMPLETE_AT.lastIndex = esc
-      if (!ANSI_COMPLETE_AT.test(text)) {
-        ANSI_PREFIX_AT.lastIndex = esc
-        if (ANSI_PREFIX_AT.test(text)) {
-          this.carry = text.slice(esc)
-          text = text.slice(0, esc)
-        }
-      }
-    }
-    return strip(text)
+    return stripControl(this.ansi.push(chunk))
   }
-
   flush(): string {
-    const rest = strip(this.carry)
-    this.carry = ""
-    return rest
+    return stripControl(this.ansi.flush())
   }
 }
 
-const strip = (text: string): string =>
-  text.indexOf("\x1b") < 0 && text.indexOf("\x9b") < 0 && !/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/.test(text)
-    ? text
-    : text.replace(ANSI_SEQUENCE, "").replace(CONTROL, "")
+const HAS_CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/
+const stripControl = (text: string): string => HAS_CONTROL.test(text) ? text.replace(CONTROL, "") : text
 
 /**
  * Turns text (already stripped) into finished lines, resolving `\r` the way a terminal does: the
@@ -197,7 +172,7 @@ export interface ModelTextResult {
 
 /** Streaming text → ANSI stripped, `\r` resolved, head + tail within `maxChars`. */
 export class ModelText {
-  private readonly stripper = new AnsiStripper()
+  private readonly stripper = new ModelStripper()
   private headTail: HeadTail
   private readonly lines: LineAssembler
 

@@ -1,4 +1,5 @@
 /** The bash area: contracts, the live executor and its parts. */
+export * as Ansi from "./Ansi.js"
 export * as Bash from "./Bash.js"
 export * as BashArgs from "./BashArgs.js"
 export * as BashLive from "./BashLive.js"

@@ -2,7 +2,9 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { AnsiStripper, ModelText, modelText, OutputBudget } from "../../src/Bash/OutputBudget.js"
+import * as FastCheck from "effect/FastCheck"
+import { AnsiStripper, stripAnsi } from "../../src/Bash/Ansi.js"
+import { ModelText, modelText, OutputBudget } from "../../src/Bash/OutputBudget.js"
 
 const lines = (n: number, width = 9) =>
   Array.from({ length: n }, (_, i) => `${String(i).padStart(width - 1, "0")}\n`).join("")
@@ -54,6 +56,33 @@ describe("model text", () => {
     const s = new AnsiStripper()
     expect(s.push("x\x1b]0;title") + s.push(" more\x07y")).toBe("xy")
   })
+
+  it("removes every escape the card's Markdown fallback removes (one grammar): DECSC/DECRC, keypad modes, DEC line modes", () => {
+    const raw = "a\x1b7b\x1b8c\x1b=d\x1b>e\x1b#8f\x1b(Bg\n"
+    expect(modelText(raw, 1000).text).toBe("abcdefg\n")
+    expect(modelText(raw, 1000).text).toBe(stripAnsi(raw))
+    // A two-byte sequence split after its ESC is still removed.
+    const m = new ModelText(1000)
+    m.push("x\x1b")
+    m.push("7y\n")
+    expect(m.finish().text).toBe("xy\n")
+  })
+
+  it.prop(
+    "stripping in two chunks equals stripping the whole text",
+    [
+      FastCheck.array(FastCheck.constantFrom("\x1b", "\x9b", "[", "]", "(", "#", "7", "3", "1", ";", "m", "B", "\x07", "\\", "\n", "a"), { maxLength: 40 }),
+      FastCheck.nat()
+    ],
+    ([parts, cut]) => {
+      const whole = parts.join("")
+      const at = whole.length === 0 ? 0 : cut % (whole.length + 1)
+      const s = new AnsiStripper()
+      expect(s.push(whole.slice(0, at)) + s.push(whole.slice(at)) + s.flush()).toBe(stripAnsi(whole))
+    }
+ ,
+    { fastCheck: { numRuns: 3000 } }
+  )
 
   it("resolves carriage-return rewrites the way a terminal shows them", () => {
     expect(modelText("10%\r50%\r100%\n", 1000).text).toBe("100%\n")

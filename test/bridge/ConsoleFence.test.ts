@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as FastCheck from "effect/FastCheck"
-import { consoleFence, longestBacktickRun, stripAnsi } from "../../src/Bridge/ConsoleFence.js"
+import { stripAnsi } from "../../src/Bash/Ansi.js"
+import { consoleFence, longestBacktickRun } from "../../src/Bridge/ConsoleFence.js"
 
 describe("ConsoleFence", () => {
   it("strips colours, cursor moves, OSC hyperlinks and charset switches", () => {

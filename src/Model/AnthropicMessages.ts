@@ -9,20 +9,16 @@
  * rejects unsigned thinking). The signature is on the `reasoning-end` part's
  * `metadata.anthropic.signature`.
  */
-import type * as AiError from "@effect/ai/AiError"
 import * as LanguageModel from "@effect/ai/LanguageModel"
 import type * as Prompt from "@effect/ai/Prompt"
 import type * as Response from "@effect/ai/Response"
 import * as Tool from "@effect/ai/Tool"
 import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import * as Stream from "effect/Stream"
 import * as Parts from "./Parts.js"
-import * as ProviderError from "./ProviderError.js"
-import * as Sse from "./Sse.js"
+import * as SseLanguageModel from "./SseLanguageModel.js"
 
 export interface Config {
   /** e.g. `https://api.anthropic.com` (the `/v1/messages` path is appended). */
@@ -272,61 +268,22 @@ export class Decoder {
 // ---------------------------------------------------------------------------------------------
 // The service
 
-export const make = (config: Config): Effect.Effect<LanguageModel.Service, never, HttpClient.HttpClient> =>
-  Effect.gen(function*() {
-    const client = yield* HttpClient.HttpClient
-    const url = `${config.baseUrl.replace(/\/+$/, "").replace(/\/v1$/, "")}/v1/messages`
-    const endpoint: ProviderError.Endpoint = { module: "AnthropicMessages", url, apiKeyEnv: config.apiKeyEnv, model: config.model }
-
-    const streamText = (options: LanguageModel.ProviderOptions): Stream.Stream<Response.StreamPartEncoded, AiError.AiError> =>
-      Effect.gen(function*() {
-        const request = HttpClientRequest.post(url).pipe(
-          HttpClientRequest.setHeaders({
-            accept: "text/event-stream",
-            "anthropic-version": "2023-06-01",
-            ...config.headers,
-            ...(config.apiKey === undefined ? {} : { "x-api-key": Redacted.value(config.apiKey) })
-          }),
-          HttpClientRequest.bodyUnsafeJson(requestBody(config, options))
-        )
-        const response = yield* client.execute(request).pipe(
-          Effect.mapError((error) => ProviderError.transportError(endpoint, error))
-        )
-        if (response.status < 200 || response.status >= 300) {
-          const body = yield* Effect.orElseSucceed(response.text, () => "")
-          return yield* Effect.fail(ProviderError.statusError(endpoint, response.status, body))
-        }
-        const decoder = new Decoder(options.tools)
-        return Sse.events(response.stream).pipe(
-          Stream.mapError((error): AiError.AiError =>
-            ProviderError.streamError(endpoint, `the response stream broke off: ${ProviderError.causeText(error)}`)
-          ),
-          Stream.takeWhile(() => !decoder.stopped),
-          Stream.mapConcatEffect((event) => {
-            let json: Json
-            try {
-              json = JSON.parse(event.data)
-            } catch {
-              return Effect.fail(ProviderError.streamError(endpoint, `unreadable stream event: ${event.data.slice(0, 200)}`))
-            }
-            const parts = decoder.event(json)
-            return Array.isArray(parts)
-              ? Effect.succeed(parts)
-              : Effect.fail(ProviderError.streamError(endpoint, `the server reported an error mid-stream: ${parts.error}`))
-          }),
-          Stream.concat(Stream.suspend(() =>
-            decoder.stopped
-              ? Stream.fromIterable(decoder.end())
-              : Stream.fail(ProviderError.streamError(endpoint, "the response stream ended before the model finished (connection cut?)"))
-          ))
-        )
-      }).pipe(Stream.unwrap)
-
-    return yield* LanguageModel.make({
-      streamText,
-      generateText: (options) => Stream.runCollect(streamText(options)).pipe(Effect.map((chunk) => Parts.collect(Array.from(chunk))))
-    })
+export const make = (config: Config): Effect.Effect<LanguageModel.Service, never, HttpClient.HttpClient> => {
+  const url = `${config.baseUrl.replace(/\/+$/, "").replace(/\/v1$/, "")}/v1/messages`
+  return SseLanguageModel.make({
+    endpoint: { module: "AnthropicMessages", url, apiKeyEnv: config.apiKeyEnv, model: config.model },
+    headers: {
+      "anthropic-version": "2023-06-01",
+      ...config.headers,
+      ...(config.apiKey === undefined ? {} : { "x-api-key": Redacted.value(config.apiKey) })
+    },
+    body: (options) => requestBody(config, options),
+    decoder: (tools) => {
+      const decoder = new Decoder(tools)
+      return { decode: (event) => decoder.event(event as Json), finished: () => decoder.stopped, end: () => decoder.end() }
+    }
   })
+}
 
 export const layer = (config: Config): Layer.Layer<LanguageModel.LanguageModel, never, HttpClient.HttpClient> =>
   Layer.effect(LanguageModel.LanguageModel, make(config))

@@ -7,20 +7,17 @@
  * would refuse to decode is passed on as an `InvalidToolCall` error part (see InvalidToolCall.ts).
  * Tool results go on the wire as text: a string result verbatim, anything else as JSON.
  */
-import type * as AiError from "@effect/ai/AiError"
 import * as LanguageModel from "@effect/ai/LanguageModel"
 import type * as Prompt from "@effect/ai/Prompt"
 import type * as Response from "@effect/ai/Response"
 import * as Tool from "@effect/ai/Tool"
 import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import * as Stream from "effect/Stream"
 import * as Parts from "./Parts.js"
+import * as SseLanguageModel from "./SseLanguageModel.js"
 import * as ProviderError from "./ProviderError.js"
-import * as Sse from "./Sse.js"
 
 export interface Config {
   /** e.g. `https://api.openai.com/v1`, `http://127.0.0.1:11434/v1` (no trailing slash needed). */
@@ -323,65 +320,23 @@ export class Decoder {
 // ---------------------------------------------------------------------------------------------
 // The service
 
-export const make = (config: Config): Effect.Effect<LanguageModel.Service, never, HttpClient.HttpClient> =>
-  Effect.gen(function*() {
-    const client = yield* HttpClient.HttpClient
-    const url = `${config.baseUrl.replace(/\/+$/, "")}/chat/completions`
-    const endpoint: ProviderError.Endpoint = { module: "ChatCompletions", url, apiKeyEnv: config.apiKeyEnv, model: config.model }
-
-    const streamText = (options: LanguageModel.ProviderOptions): Stream.Stream<Response.StreamPartEncoded, AiError.AiError> =>
-      Effect.gen(function*() {
-        const request = HttpClientRequest.post(url).pipe(
-          HttpClientRequest.setHeaders({
-            accept: "text/event-stream",
-            ...config.headers,
-            ...(config.apiKey === undefined ? {} : { authorization: `Bearer ${Redacted.value(config.apiKey)}` })
-          }),
-          HttpClientRequest.bodyUnsafeJson(requestBody(config, options))
-        )
-        const response = yield* client.execute(request).pipe(
-          Effect.mapError((error) => ProviderError.transportError(endpoint, error))
-        )
-        if (response.status < 200 || response.status >= 300) {
-          const body = yield* Effect.orElseSucceed(response.text, () => "")
-          return yield* Effect.fail(ProviderError.statusError(endpoint, response.status, body))
-        }
-        const decoder = new Decoder(options.tools)
-        let done = false
-        return Sse.events(response.stream).pipe(
-          Stream.mapError((error): AiError.AiError =>
-            ProviderError.streamError(endpoint, `the response stream broke off: ${ProviderError.causeText(error)}`)
-          ),
-          Stream.takeWhile(() => !done),
-          Stream.mapConcatEffect((event) => {
-            if (event.data.trim() === "[DONE]") {
-              done = true
-              return Effect.succeed([])
-            }
-            let chunk: Chunk
-            try {
-              chunk = JSON.parse(event.data) as Chunk
-            } catch {
-              return Effect.fail(ProviderError.streamError(endpoint, `unreadable stream event: ${event.data.slice(0, 200)}`))
-            }
-            const parts = decoder.chunk(chunk)
-            return Array.isArray(parts)
-              ? Effect.succeed(parts)
-              : Effect.fail(ProviderError.streamError(endpoint, `the server reported an error mid-stream: ${parts.error}`))
-          }),
-          Stream.concat(Stream.suspend(() =>
-            done || decoder.finishReason !== undefined
-              ? Stream.fromIterable(decoder.end())
-              : Stream.fail(ProviderError.streamError(endpoint, "the response stream ended before the model finished (connection cut?)"))
-          ))
-        )
-      }).pipe(Stream.unwrap)
-
-    return yield* LanguageModel.make({
-      streamText,
-      generateText: (options) => Stream.runCollect(streamText(options)).pipe(Effect.map((chunk) => Parts.collect(Array.from(chunk))))
-    })
+export const make = (config: Config): Effect.Effect<LanguageModel.Service, never, HttpClient.HttpClient> => {
+  const url = `${config.baseUrl.replace(/\/+$/, "")}/chat/completions`
+  return SseLanguageModel.make({
+    endpoint: { module: "ChatCompletions", url, apiKeyEnv: config.apiKeyEnv, model: config.model },
+    headers: {
+      ...config.headers,
+      ...(config.apiKey === undefined ? {} : { authorization: `Bearer ${Redacted.value(config.apiKey)}` })
+    },
+    body: (options) => requestBody(config, options),
+    // A usage-only chunk may follow the finish reason: read on until `[DONE]`.
+    doneMarker: "[DONE]",
+    decoder: (tools) => {
+      const decoder = new Decoder(tools)
+      return { decode: (event) => decoder.chunk(event as Chunk), finished: () => decoder.finishReason !== undefined, end: () => decoder.end() }
+    }
   })
+}
 
 export const layer = (config: Config): Layer.Layer<LanguageModel.LanguageModel, never, HttpClient.HttpClient> =>
   Layer.effect(LanguageModel.LanguageModel, make(config))

@@ -1,0 +1,94 @@
+/**
+ * A `LanguageModel` over an HTTP endpoint that answers with server-sent events: the request, the
+ * HTTP errors, the event loop and a cut-off stream are the same for every provider; only the
+ * headers, the body and the decoding of one event differ (ChatCompletions, AnthropicMessages).
+ */
+import type * as AiError from "@effect/ai/AiError"
+import * as LanguageModel from "@effect/ai/LanguageModel"
+import type * as Response from "@effect/ai/Response"
+import type * as Tool from "@effect/ai/Tool"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import * as Parts from "./Parts.js"
+import * as ProviderError from "./ProviderError.js"
+import * as Sse from "./Sse.js"
+
+/** Turns one response's events into stream parts; a new one per request. */
+export interface EventDecoder {
+  /** The parts of one event's JSON payload, or the error the server reported in it. */
+  readonly decode: (event: unknown) => ReadonlyArray<Response.StreamPartEncoded> | { readonly error: string }
+  /** The model has finished: the stream may end now without having been cut off. */
+  readonly finished: () => boolean
+  /** The closing parts (open blocks, the finish part). */
+  readonly end: () => ReadonlyArray<Response.StreamPartEncoded>
+}
+
+export interface Spec {
+  readonly endpoint: ProviderError.Endpoint
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: (options: LanguageModel.ProviderOptions) => unknown
+  readonly decoder: (tools: ReadonlyArray<Tool.Any>) => EventDecoder
+  /**
+   * The data of the event that ends the stream, when the format has one (`[DONE]`); otherwise
+   * reading stops as soon as the model has finished.
+   */
+  readonly doneMarker?: string
+}
+
+export const make = (spec: Spec): Effect.Effect<LanguageModel.Service, never, HttpClient.HttpClient> =>
+  Effect.gen(function*() {
+    const client = yield* HttpClient.HttpClient
+    const { endpoint } = spec
+
+    const streamText = (options: LanguageModel.ProviderOptions): Stream.Stream<Response.StreamPartEncoded, AiError.AiError> =>
+      Effect.gen(function*() {
+        const request = HttpClientRequest.post(endpoint.url).pipe(
+          HttpClientRequest.setHeaders({ accept: "text/event-stream", ...spec.headers }),
+          HttpClientRequest.bodyUnsafeJson(spec.body(options))
+        )
+        const response = yield* client.execute(request).pipe(
+          Effect.mapError((error) => ProviderError.transportError(endpoint, error))
+        )
+        if (response.status < 200 || response.status >= 300) {
+          const body = yield* Effect.orElseSucceed(response.text, () => "")
+          return yield* Effect.fail(ProviderError.statusError(endpoint, response.status, body))
+        }
+        const decoder = spec.decoder(options.tools)
+        let done = false
+        const closed = () => done || (spec.doneMarker === undefined && decoder.finished())
+        return Sse.events(response.stream).pipe(
+          Stream.mapError((error): AiError.AiError =>
+            ProviderError.streamError(endpoint, `the response stream broke off: ${ProviderError.causeText(error)}`)
+          ),
+          Stream.takeWhile(() => !closed()),
+          Stream.mapConcatEffect((event) => {
+            if (spec.doneMarker !== undefined && event.data.trim() === spec.doneMarker) {
+              done = true
+              return Effect.succeed([])
+            }
+            let payload: unknown
+            try {
+              payload = JSON.parse(event.data)
+            } catch {
+              return Effect.fail(ProviderError.streamError(endpoint, `unreadable stream event: ${event.data.slice(0, 200)}`))
+            }
+            const parts = decoder.decode(payload)
+            return "error" in parts
+              ? Effect.fail(ProviderError.streamError(endpoint, `the server reported an error mid-stream: ${parts.error}`))
+              : Effect.succeed(parts)
+          }),
+          Stream.concat(Stream.suspend(() =>
+            done || decoder.finished()
+              ? Stream.fromIterable(decoder.end())
+              : Stream.fail(ProviderError.streamError(endpoint, "the response stream ended before the model finished (connection cut?)"))
+          ))
+        )
+      }).pipe(Stream.unwrap)
+
+    return yield* LanguageModel.make({
+      streamText,
+      generateText: (options) => Stream.runCollect(streamText(options)).pipe(Effect.map((chunk) => Parts.collect(Array.from(chunk))))
+    })
+  })

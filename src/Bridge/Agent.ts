@@ -75,7 +75,7 @@ export const serve = <E, R>(input: Stream.Stream<Uint8Array | string, E, R>, inf
         `Invalid params: methodId ${JSON.stringify(params.methodId)} is not offered; this agent needs no authentication`
       ))))
 
-    yield* peer.handle(Wire.Method.sessionNew, Wire.NewSessionParams, (params) =>
+    yield* peer.handle(Wire.Method.sessionNew, Wire.NewSessionParams, (params, request) =>
       whenInitialized(Effect.gen(function*() {
         const id = `dsh-${randomUUID()}`
         const client = { requestPermission: Permission.ask(peer, id) }
@@ -83,20 +83,17 @@ export const serve = <E, R>(input: Stream.Stream<Uint8Array | string, E, R>, inf
         sessions.set(id, opened)
         yield* Effect.logInfo(`session ${id} opened in ${params.cwd}`)
         // After the response is on the wire, so the client knows the session the update names.
-        yield* Effect.sleep("5 millis").pipe(
-          Effect.zipRight(emit({
-            sessionId: id,
-            update: {
-              sessionUpdate: "available_commands_update",
-              availableCommands: opened.commands.map((c) => ({
-                name: c.name,
-                description: c.description,
-                ...(c.hint === undefined ? {} : { input: { hint: c.hint } })
-              }))
-            }
-          })),
-          Effect.forkDaemon
-        )
+        request.afterResponse(emit({
+          sessionId: id,
+          update: {
+            sessionUpdate: "available_commands_update",
+            availableCommands: opened.commands.map((c) => ({
+              name: c.name,
+              description: c.description,
+              ...(c.hint === undefined ? {} : { input: { hint: c.hint } })
+            }))
+          }
+        }))
         return { sessionId: id }
       })))
 

@@ -76,6 +76,11 @@ export interface RequestInfo {
    * number says which came first.
    */
   readonly seq: number
+  /**
+   * Runs `effect` right after this request's response is written, when it succeeded (e.g. a
+   * notification about something the response just created, which the client must know first).
+   */
+  readonly afterResponse: (effect: Effect.Effect<void>) => void
 }
 
 export interface NotificationInfo {
@@ -303,7 +308,9 @@ export const make = (options: PeerOptions): Effect.Effect<Peer> =>
       Effect.map(Deferred.make<void>(), (cancel) => {
         const key = idKey(id)
         inFlight.set(key, cancel)
-        return serveRequest(id, key, cancel, { id, method, seq: ++arrivals }, params, handler)
+        const after: Array<Effect.Effect<void>> = []
+        const info: RequestInfo = { id, method, seq: ++arrivals, afterResponse: (effect) => void after.push(effect) }
+        return serveRequest(id, key, cancel, info, after, params, handler)
       })
 
     const serveRequest = (
@@ -311,6 +318,7 @@ export const make = (options: PeerOptions): Effect.Effect<Peer> =>
       key: string,
       cancel: Deferred.Deferred<void>,
       info: RequestInfo,
+      after: ReadonlyArray<Effect.Effect<void>>,
       params: unknown,
       handler: RequestHandler
     ): Effect.Effect<void> =>
@@ -322,6 +330,9 @@ export const make = (options: PeerOptions): Effect.Effect<Peer> =>
         )
         if (inFlight.get(key) === cancel) inFlight.delete(key)
         yield* answer(id, exit)
+        if (Exit.isSuccess(exit)) {
+          yield* Effect.forEach(after, (effect) => Effect.catchAllCause(effect, (cause) => Effect.logError("after-response effect failed", cause)), { discard: true })
+        }
       }).pipe(Effect.annotateLogs({ rpcMethod: info.method, rpcId: String(id) }))
 
     const cancelIncoming = (params: unknown): Effect.Effect<void> =>

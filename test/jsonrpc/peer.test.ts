@@ -29,6 +29,25 @@ const finish = (h: { end: Effect.Effect<void>; fiber: Fiber.RuntimeFiber<void>; 
     return h.written()
   })
 
+describe("JsonRpc peer: after the response", () => {
+  it.effect("an after-response effect runs once the response is written, and not after a failure", () =>
+    Effect.gen(function*() {
+      const h = yield* makeHarness({})
+      yield* h.peer.handle("make", EchoParams, (p, info) =>
+        Effect.sync(() => info.afterResponse(h.peer.notify("made", { text: p.text }))).pipe(
+          Effect.zipRight(p.text === "fail" ? Effect.fail(JsonRpc.RpcError.invalidParams("no")) : Effect.succeed({ ok: true }))
+        ))
+      const fiber = yield* h.start
+      yield* h.send(request(1, "make", { text: "a" }))
+      expect(yield* h.next).toEqual({ jsonrpc: "2.0", id: 1, result: { ok: true } })
+      expect(yield* h.next).toEqual({ jsonrpc: "2.0", method: "made", params: { text: "a" } })
+      yield* h.send(request(2, "make", { text: "fail" }))
+      expect((yield* h.next).error.code).toBe(-32602)
+      const written = yield* finish({ ...h, fiber })
+      expect(written.filter((l) => l.includes('"made"'))).toHaveLength(1)
+    }))
+})
+
 describe("JsonRpc peer: errors on the wire", () => {
   it.effect("malformed JSON gets -32700 with id null, and the next request is answered", () =>
     Effect.gen(function*() {

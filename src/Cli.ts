@@ -5,7 +5,8 @@
 import * as Either from "effect/Either"
 import * as ModelSpec from "./Model/ModelSpec.js"
 
-export const VERSION: string = process.env.DSH_ACP_VERSION ?? "0.1.0"
+/** Kept equal to package.json's version by a test (reading package.json would cost start-up time). */
+export const VERSION = "0.1.0"
 
 export type LogLevel = "none" | "error" | "warning" | "info" | "debug"
 

@@ -130,6 +130,18 @@ interface ExecSpec {
   readonly onOutput: (text: string) => Promise<void> | undefined
   /** A full-output file was kept for this call (the session removes it when it closes). */
   readonly onSavedFile: (path: string) => void
+  /** Takes the namespace the session started ahead for this call, if any (the spawn owns it from then on). */
+  readonly prewarmed?: () => ChildProcess.Prewarmed | undefined
+}
+
+/** How every call runs its script (the script is the last argument). */
+const BASH_FILE = "bash"
+const BASH_ARGS: ReadonlyArray<string> = ["--noprofile", "--norc", "-c"]
+
+/** The environment of every call, bar `PWD`. */
+const callEnv = (config: BashConfig): Record<string, string> => {
+  const { PWD: _pwd, ...env } = EnvScrub.scrub(process.env, { allow: config.envAllow })
+  return env
 }
 
 interface ExecResult {
@@ -177,12 +189,13 @@ const execute = (
     let paused = false
     tuneHeapOnce()
     const child = yield* ChildProcess.spawn({
-      file: "bash",
-      args: ["--noprofile", "--norc", "-c", script],
+      file: BASH_FILE,
+      args: [...BASH_ARGS, script],
       cwd: spec.cwd,
-      env: { ...EnvScrub.scrub(process.env, { allow: config.envAllow }), PWD: spec.cwd },
+      env: { ...callEnv(config), PWD: spec.cwd },
       containment,
       ...(exitFile === undefined ? {} : { exitFile }),
+      ...(spec.prewarmed === undefined ? {} : { prewarmed: spec.prewarmed }),
       onData: (chunk, pipes) => {
         const text = decoder.write(chunk)
         budget.write(chunk, text)
@@ -323,6 +336,31 @@ const makeSession = (
     /** Tasks between the limit check and their registration. */
     let starting = 0
 
+    // The next foreground call's namespace, started while the session is idle (bwrap's start-up is
+    // most of what a pid namespace costs a call). At most one; ended when the session closes.
+    let spare: ChildProcess.Prewarmed | undefined
+    let sessionClosed = false
+    const refill = (containment: ChildProcess.Containment): void => {
+      if (sessionClosed || spare !== undefined || containment._tag !== "PidNamespace") return
+      spare = ChildProcess.prewarm(containment.bwrap, BASH_FILE, BASH_ARGS, callEnv(config))
+    }
+    const takeSpare = (): ChildProcess.Prewarmed | undefined => {
+      const taken = spare
+      spare = undefined
+      return taken
+    }
+    /** After a call: refill once the event loop has sent what the call produced. */
+    const refillSoon = (containment: ChildProcess.Containment): Effect.Effect<void> =>
+      Effect.sync(() => void setImmediate(() => refill(containment)))
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() => {
+        sessionClosed = true
+        const taken = takeSpare()
+        return taken === undefined ? Effect.void : ChildProcess.disposePrewarmed(taken)
+      })
+    )
+    yield* Effect.forkScoped(Effect.flatMap(containmentOf, refillSoon))
+
     /** The kill sequence through the task's own lifecycle, so its `events` still end with `Finished`. Bounded. */
     const stopTask = (t: TaskState): Effect.Effect<void> =>
       Deferred.succeed(t.stop, undefined).pipe(
@@ -359,7 +397,9 @@ const makeSession = (
           recordCwd: workdirOf(args) === undefined,
           stop: options?.cancel ?? Effect.never,
           onSavedFile,
-          onOutput: (data) => pump.push({ _tag: "Output", data })
+          onOutput: (data) => pump.push({ _tag: "Output", data }),
+          // A long script is read slowly by the waiting init (see PREWARMED_MAX_SCRIPT): the spare waits for the next call.
+          prewarmed: () => Buffer.byteLength(args.command) <= ChildProcess.PREWARMED_MAX_SCRIPT ? takeSpare() : undefined
         })
         // Should the fiber below die (a defect while rendering, say), no `Finished` would ever come:
         // its failure fails the stream instead, whose scope then kills what is left of the call.
@@ -372,6 +412,7 @@ const makeSession = (
           Effect.catchAllCause((cause) =>
             Cause.isInterruptedOnly(cause) ? Effect.void : Deferred.fail(failed, internalError(cause))
           ),
+          Effect.ensuring(refillSoon(containment)),
           Effect.forkScoped
         )
         return Stream.fromQueue(queue).pipe(

@@ -412,6 +412,8 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Child, SpawnError, S
       const reaped = yield* Deferred.make<void>()
       /** In a namespace: it is over (init said it was alone and exits, or bwrap exited): nothing is left in it. */
       let namespaceEnded = false
+      /** In a namespace: a signal was sent while it was alive, so its teardown may still be running. */
+      let killedLive = false
       child.on("exit", () => {
         namespaceEnded = true
         Deferred.unsafeDone(reaped, Effect.void)
@@ -516,6 +518,7 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Child, SpawnError, S
       child.stderr!.on("data", onData)
       const signalGroup = (signal: NodeJS.Signals) => {
         if (inNamespace === undefined) return killGroup(pid, signal)
+        if (!namespaceEnded) killedLive = true
         // Before bwrap told us init's pid, only bwrap's own group can be reached: any signal that
         // ends bwrap ends the namespace too (--die-with-parent), just without a grace.
         if (namespace !== undefined) killGroup(namespace.init, signal)
@@ -563,6 +566,20 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Child, SpawnError, S
         yield* Deferred.await(closedDeferred)
       })
       const waitReaped = Effect.interruptible(Deferred.await(reaped)).pipe(Effect.timeout(Duration.seconds(5)), Effect.ignore)
+      // A namespace killed while its command ran dies asynchronously (init's death, or bwrap's
+      // through --die-with-parent before we knew init): bwrap can be gone while a process forked
+      // during the kill is still exiting. Bounded poll until the kernel has reaped them all.
+      const waitNamespaceEmpty: Effect.Effect<void> = Effect.gen(function*() {
+        if (!killedLive) return
+        let delay = 1
+        for (let waited = 0; waited < 3000; waited += delay) {
+          if (namespace !== undefined && countNamespace(namespace.inode, -1) === 0) return
+          if (namespace === undefined && waited >= 500) return yield* Effect.logWarning("namespace unknown at kill: not checked")
+          yield* Effect.sleep(Duration.millis(delay))
+          delay = Math.min(delay * 2, 25)
+        }
+        yield* Effect.logWarning("processes of a killed namespace still alive after 3 s")
+      })
       const result: Child = {
         pid,
         exit,
@@ -584,7 +601,7 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Child, SpawnError, S
         // itself alone: a child forked while the command was being killed can still be dying then
         // (seen: a test found it running right after the scope closed). The result was delivered
         // before this wait, so it costs the card nothing.
-        reaped: inNamespace === undefined ? Effect.void : waitReaped
+        reaped: inNamespace === undefined ? Effect.void : Effect.zipRight(waitReaped, waitNamespaceEmpty)
       }
       return result
     }),

@@ -282,6 +282,9 @@ export const CONTAINMENTS = [
   { label: "DSH_ACP_CONTAINMENT=process-group", env: { DSH_ACP_CONTAINMENT: "process-group" } }
 ]
 
+/** Untimed idle time before each timed call (see benchCall). */
+const IDLE_BETWEEN_CALLS_MS = 25
+
 export const benchCall = async ({ agent, rounds, warmup }) => {
   const agents = []
   for (const { label, env } of CONTAINMENTS) {
@@ -294,6 +297,10 @@ export const benchCall = async ({ agent, rounds, warmup }) => {
   let ok = true
   for (let i = 0; i < warmup + rounds; i++) {
     for (const a of agents) {
+      // A user pauses between prompts, and the agent uses that idle time (bwrap mode starts the
+      // next call's namespace then): a short untimed pause keeps one agent's idle work out of
+      // the next agent's timed call in this back-to-back interleave.
+      await new Promise((resolve) => setTimeout(resolve, IDLE_BETWEEN_CALLS_MS))
       const { sent, stopReason } = await runPrompt(a.client, a.sessionId, "true", undefined)
       const calls = [...a.sessions.get(a.sessionId).values()]
       const call = calls[calls.length - 1]
@@ -630,7 +637,7 @@ export const markdown = (results, { short, argv }) => {
       ...k.modes.map((m) => `| dsh-acp, ${m.label} | ${ms(m.median)} | ${ms(m.p95)} | **${ms(m.overhead)}** | ${yes(m.met)} |`),
       `| floor | ${ms(k.floorMedian)} | ${ms(k.floorP95)} | | |`,
       "",
-      `${k.rounds} calls each, after ${k.warmup} untimed warm-up calls; one agent per mode, all interleaved.`,
+      `${k.rounds} calls each, after ${k.warmup} untimed warm-up calls; one agent per mode, all interleaved, each call after ${IDLE_BETWEEN_CALLS_MS} ms of untimed idle time (a user pauses between prompts; bwrap mode starts the next namespace then).`,
       ""
     )
   }

@@ -15,6 +15,7 @@ import * as v8 from "node:v8"
 import * as crypto from "node:crypto"
 import { StringDecoder } from "node:string_decoder"
 import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -306,6 +307,12 @@ const taskInfo = (t: TaskState): TaskInfo => ({
   ...(t.result !== undefined ? { result: t.result } : {})
 })
 
+/** The foreground stream's own end when the call's waiter died: the stream fails with it. */
+interface WaitFailed {
+  readonly _tag: "WaitFailed"
+  readonly error: BashError
+}
+
 const makeSession = (
   config: BashConfig,
   containmentOf: Effect.Effect<ChildProcess.Containment>,
@@ -386,7 +393,7 @@ const makeSession = (
       Stream.unwrapScoped(Effect.gen(function*() {
         const base = yield* Ref.get(cwdRef)
         const dir = yield* resolveDir(base, workdirOf(args))
-        const queue = yield* Effect.acquireRelease(Queue.bounded<RunEvent>(FOREGROUND_QUEUE_CHUNKS), Queue.shutdown)
+        const queue = yield* Effect.acquireRelease(Queue.bounded<RunEvent | WaitFailed>(FOREGROUND_QUEUE_CHUNKS), Queue.shutdown)
         const pump = OutputPump.make(queue, yield* Effect.runtime<never>())
         const containment = yield* containmentOf
         const wait = yield* execute(config, containment, {
@@ -402,22 +409,26 @@ const makeSession = (
           prewarmed: () => Buffer.byteLength(args.command) <= ChildProcess.PREWARMED_MAX_SCRIPT ? takeSpare() : undefined
         })
         // Should the fiber below die (a defect while rendering, say), no `Finished` would ever come:
-        // its failure fails the stream instead, whose scope then kills what is left of the call.
-        const failed = yield* Deferred.make<never, BashError>()
+        // its failure comes through the queue instead and fails the stream, whose scope then kills
+        // what is left of the call. (Through the queue, not a race per element: a flood's chunks
+        // pay nothing for it.)
         yield* wait.pipe(
           Effect.tap((r) => r.finalCwd !== undefined ? Ref.set(cwdRef, r.finalCwd) : Effect.void),
           Effect.flatMap((r) =>
             Effect.promise(() => pump.push({ _tag: "Finished", result: r.result }) ?? Promise.resolve())
           ),
           Effect.catchAllCause((cause) =>
-            Cause.isInterruptedOnly(cause) ? Effect.void : Deferred.fail(failed, internalError(cause))
+            Cause.isInterruptedOnly(cause) ? Effect.void : Queue.offer(queue, { _tag: "WaitFailed", error: internalError(cause) })
           ),
           Effect.ensuring(refillSoon(containment)),
           Effect.forkScoped
         )
         return Stream.fromQueue(queue).pipe(
-          Stream.interruptWhenDeferred(failed),
-          Stream.takeUntil((e) => e._tag === "Finished")
+          Stream.takeUntil((e) => e._tag !== "Output"),
+          Stream.mapChunksEffect((chunk) => {
+            const failure = Chunk.findFirst(chunk, (e): e is WaitFailed => e._tag === "WaitFailed")
+            return Option.isSome(failure) ? Effect.fail(failure.value.error) : Effect.succeed(chunk as Chunk.Chunk<RunEvent>)
+          })
         )
       }))
 

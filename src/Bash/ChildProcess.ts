@@ -79,14 +79,19 @@ export const BWRAP_FLAGS: ReadonlyArray<string> = [
 // runs as `(exec "$@" 2>&5 …)`: the subshell applies the redirection only in the forked child, so
 // a shell that prints "Terminated" for a signalled child (dash does, to its fd 2 while a simple
 // command's redirection is in place) prints it to init's /dev/null, never into the output.
-const NAMESPACE_INIT = [
-  `exec 5>&2 2>/dev/null`,
-  `(exec "$@" 2>&5 5>&- 4>&-)`,
+/** After the command (whose status is `$?`): report it, and end or wait as described above. */
+const INIT_AFTER_COMMAND = [
   `s=$?`,
   `set -- /proc/[0-9]*`,
   `if [ "$#" = 1 ]; then echo "$s alone" >&4; exit 0; fi`,
   `echo "$s" >&4`,
   `exec sleep 2147483647 </dev/null >/dev/null 2>&1 4>&- 5>&-`
+]
+
+const NAMESPACE_INIT = [
+  `exec 5>&2 2>/dev/null`,
+  `(exec "$@" 2>&5 5>&- 4>&-)`,
+  ...INIT_AFTER_COMMAND
 ].join("; ")
 
 /** The argv (after `bwrap`) that runs `file args` in a new pid namespace under our init. */
@@ -119,11 +124,7 @@ const PREWARMED_INIT = [
   `cd -- "$d" 2>&5 || { echo "1 alone" >&4; exit 0; }`,
   `export PWD="$d"`,
   `(exec "$@" "$c" 2>&5 5>&- 4>&-)`,
-  `s=$?`,
-  `set -- /proc/[0-9]*`,
-  `if [ "$#" = 1 ]; then echo "$s alone" >&4; exit 0; fi`,
-  `echo "$s" >&4`,
-  `exec sleep 2147483647 </dev/null >/dev/null 2>&1 4>&- 5>&-`
+  ...INIT_AFTER_COMMAND
 ].join("; ")
 
 /**

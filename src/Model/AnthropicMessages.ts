@@ -20,16 +20,7 @@ import * as Redacted from "effect/Redacted"
 import * as Parts from "./Parts.js"
 import * as SseLanguageModel from "./SseLanguageModel.js"
 
-export interface Config {
-  /** e.g. `https://api.anthropic.com` (the `/v1/messages` path is appended). */
-  readonly baseUrl: string
-  readonly model: string
-  readonly apiKey: Redacted.Redacted<string> | undefined
-  readonly apiKeyEnv?: string | undefined
-  /** Required by the API; default 8192. */
-  readonly maxTokens?: number | undefined
-  readonly headers?: Readonly<Record<string, string>> | undefined
-}
+export type Config = SseLanguageModel.ProviderConfig
 
 // ---------------------------------------------------------------------------------------------
 // Request

@@ -19,18 +19,7 @@ import * as Parts from "./Parts.js"
 import * as SseLanguageModel from "./SseLanguageModel.js"
 import * as ProviderError from "./ProviderError.js"
 
-export interface Config {
-  /** e.g. `https://api.openai.com/v1`, `http://127.0.0.1:11434/v1` (no trailing slash needed). */
-  readonly baseUrl: string
-  readonly model: string
-  /** Sent as `Authorization: Bearer …`; local servers need none. */
-  readonly apiKey: Redacted.Redacted<string> | undefined
-  /** The variable the key came from, named in the hint of a 401. */
-  readonly apiKeyEnv?: string | undefined
-  readonly maxTokens?: number | undefined
-  /** Extra headers (e.g. OpenRouter's `HTTP-Referer`). */
-  readonly headers?: Readonly<Record<string, string>> | undefined
-}
+export type Config = SseLanguageModel.ProviderConfig
 
 // ---------------------------------------------------------------------------------------------
 // Request

@@ -10,10 +10,26 @@ import type * as Tool from "@effect/ai/Tool"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Effect from "effect/Effect"
+import type * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as Parts from "./Parts.js"
 import * as ProviderError from "./ProviderError.js"
 import * as Sse from "./Sse.js"
+
+/** What every provider of this package is configured with (`--model`, `--base-url`, the key). */
+export interface ProviderConfig {
+  /** The API root, e.g. `https://api.openai.com/v1` or `https://api.anthropic.com`; each provider appends its path. */
+  readonly baseUrl: string
+  readonly model: string
+  /** Local servers need none. */
+  readonly apiKey: Redacted.Redacted<string> | undefined
+  /** The variable the key came from, named in the hint of a 401. */
+  readonly apiKeyEnv?: string | undefined
+  /** Anthropic requires one (default 8192); Chat Completions sends it when set. */
+  readonly maxTokens?: number | undefined
+  /** Extra headers (e.g. OpenRouter's `HTTP-Referer`). */
+  readonly headers?: Readonly<Record<string, string>> | undefined
+}
 
 /** Turns one response's events into stream parts; a new one per request. */
 export interface EventDecoder {

@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Stream from "effect/Stream"
-import { Bash, Bridge, Harness, Presentation } from "../src/index.js"
+import { Bash, Bridge, Harness, Presentation, Tools } from "../src/index.js"
 
 const { HarnessEvent } = Harness.HarnessEvent
 
@@ -33,18 +33,18 @@ const LineHarness = Layer.effect(
                 const args = { command }
                 const callId = `${sessionId}-${++n}`
                 const dir = yield* shell.cwd
-                const close = (presentation: Presentation.Presentation.ResultPresentation) => {
-                  tally[presentation.status === "completed" ? "ok" : "failed"]++
+                const close = (presentation: Presentation.Intent.ResultIntent) => {
+                  tally[Presentation.Intent.statusOf(presentation) === "completed" ? "ok" : "failed"]++
                   return HarnessEvent.ToolCallCompleted({ callId, presentation })
                 }
                 return Stream.concat(
-                  Stream.make(HarnessEvent.ToolCallStarted({ callId, presentation: Bash.BashTool.presentCall(args, { cwd: dir }), pending: false })),
+                  Stream.make(HarnessEvent.ToolCallStarted({ callId, presentation: Tools.BashTool.presentCall(args, { cwd: dir }), pending: false })),
                   shell.run(args, { cancel: Deferred.await(cancel) }).pipe(
                     Stream.map((event) =>
                       event._tag === "Output"
                         ? HarnessEvent.ToolOutput({ callId, data: event.data })
-                        : close(Bash.BashTool.presentResult(args, event.result.text, { cwd: dir }))),
-                    Stream.catchAll((error) => Stream.make(close({ status: "failed", content: [{ _tag: "Text", text: error.message }] })))
+                        : close(Tools.BashTool.presentResult(args, event.result.text, { cwd: dir }))),
+                    Stream.catchAll((error) => Stream.make(close(Presentation.Intent.failure(error.message))))
                   )
                 )
               }))

@@ -9,18 +9,51 @@ import * as Data from "effect/Data"
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
-import type { BashArgs } from "./BashArgs.js"
+import type { ResultParts } from "./StatusLines.js"
+
+export const DEFAULT_TIMEOUT_MS = 120_000
+export const MAX_TIMEOUT_MS = 600_000
+
+/**
+ * What to run. The bash tool's arguments (`Tools/Bash/BashArgs`) have this shape; the executor
+ * needs no more than this and knows nothing of models or cards.
+ */
+export interface RunRequest {
+  /** The bash script (`bash --noprofile --norc -c`). */
+  readonly command: string
+  /** Milliseconds before the kill sequence (default {@link DEFAULT_TIMEOUT_MS}, clamped to {@link MAX_TIMEOUT_MS}). */
+  readonly timeout_ms?: number
+  /** Directory for this call only: absolute, or relative to the session's cwd; empty means none. */
+  readonly workdir?: string
+  /** Start as a background task (`start`), not a foreground call. */
+  readonly run_in_background?: boolean
+}
 
 /** What a running call reports, in order: raw output chunks (stdout and stderr merged), then one `Finished`. */
 export type RunEvent =
   | { readonly _tag: "Output"; readonly data: string }
   | { readonly _tag: "Finished"; readonly result: BashResult }
 
-/** A finished call. Everything else (exit, truncation, timeout) is in `text`, read back with `StatusLines.parse`. */
-export interface BashResult {
-  /** The rendered result: model-facing output plus status lines (`StatusLines.render`). */
+/**
+ * A finished call: how it ended as data (`parts`) and as the text a model reads
+ * (`text = StatusLines.render(parts)`, the one Schema, so `StatusLines.parse(text)` gives `parts`
+ * back), or the executor's own failure.
+ */
+export type BashResult = BashCompleted | BashFailed
+
+export interface BashCompleted {
+  readonly _tag: "Completed"
+  readonly parts: ResultParts
   readonly text: string
   /** The absolute directory the command ran in. */
+  readonly cwd: string
+}
+
+/** The executor failed while running the call (its processes were killed); `text` says so in words. */
+export interface BashFailed {
+  readonly _tag: "Failed"
+  readonly error: BashError
+  readonly text: string
   readonly cwd: string
 }
 
@@ -64,9 +97,9 @@ export interface BashSession {
   /** The session's current directory (moved by `cd` in foreground commands). */
   readonly cwd: Effect.Effect<string>
   /** Runs a foreground command. Interrupting the stream's consumer runs the kill sequence too. */
-  readonly run: (args: BashArgs, options?: RunOptions) => Stream.Stream<RunEvent, BashError>
+  readonly run: (request: RunRequest, options?: RunOptions) => Stream.Stream<RunEvent, BashError>
   /** Starts a background task owned by this session (at most 16 live). */
-  readonly start: (args: BashArgs) => Effect.Effect<BackgroundTask, BashError>
+  readonly start: (request: RunRequest) => Effect.Effect<BackgroundTask, BashError>
   readonly list: Effect.Effect<ReadonlyArray<TaskInfo>>
   readonly read: (id: string) => Effect.Effect<TaskOutput, BashError>
   readonly kill: (id: string) => Effect.Effect<TaskInfo, BashError>

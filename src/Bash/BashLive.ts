@@ -36,14 +36,16 @@ import {
   type BashResult,
   type BashSession,
   type ContainmentMode,
+  DEFAULT_TIMEOUT_MS,
+  MAX_TIMEOUT_MS,
   type RunEvent,
+  type RunRequest,
   type TaskInfo,
   type TaskOutput
 } from "./Bash.js"
-import { type BashArgs, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS } from "./BashArgs.js"
 import * as ChildProcess from "./ChildProcess.js"
 import * as EnvScrub from "./EnvScrub.js"
-import type { ExitStatus } from "./ExitStatus.js"
+import type { ExitStatus } from "../Terminal/ExitStatus.js"
 import { ModelText, OutputBudget } from "./OutputBudget.js"
 import * as OutputPump from "./OutputPump.js"
 import * as StatusLines from "./StatusLines.js"
@@ -101,7 +103,7 @@ const isDirectory = (dir: string): "ok" | "missing" | "notDirectory" => {
 }
 
 /** A call's `workdir`; an empty one is no workdir (as `BashTool.callCwd` shows it: the session cwd, and a `cd` persists). */
-const workdirOf = (args: BashArgs): string | undefined => args.workdir === "" ? undefined : args.workdir
+const workdirOf = (args: RunRequest): string | undefined => args.workdir === "" ? undefined : args.workdir
 
 /** The directory a call runs in: the session cwd, or `workdir` resolved against it. */
 const resolveDir = (base: string, workdir: string | undefined): Effect.Effect<string, BashError> =>
@@ -255,14 +257,15 @@ const execute = (
       }
       const { output, truncated } = budget.finish()
       if (truncated?.savedTo !== undefined) spec.onSavedFile(truncated.savedTo)
-      const text = StatusLines.render({
+      const parts: StatusLines.ResultParts = {
         output: StatusLines.toOutputText(output),
         ...(truncated !== undefined ? { truncated } : {}),
         ...(spec.clampedMs !== undefined ? { timeoutClampedMs: spec.clampedMs } : {}),
         ...(stoppedBy === "timeout" && spec.timeoutMs !== undefined ? { timedOutAfterMs: spec.timeoutMs } : {}),
         ...(leftovers > 0 ? { backgroundJobsKilled: leftovers } : {}),
         end: status
-      })
+      }
+      const text = StatusLines.render(parts)
       let finalCwd: string | undefined
       if (cwdFile !== undefined) {
         try {
@@ -273,7 +276,7 @@ const execute = (
           // killed before the EXIT trap ran: the cwd stays where it was
         }
       }
-      return { result: { text, cwd: spec.cwd }, status, finalCwd }
+      return { result: { _tag: "Completed", parts, text, cwd: spec.cwd } satisfies BashResult, status, finalCwd }
     })
   })
 
@@ -389,7 +392,7 @@ const makeSession = (
       )
     )
 
-    const run = (args: BashArgs, options?: { readonly cancel?: Effect.Effect<void> }): Stream.Stream<RunEvent, BashError> =>
+    const run = (args: RunRequest, options?: { readonly cancel?: Effect.Effect<void> }): Stream.Stream<RunEvent, BashError> =>
       Stream.unwrapScoped(Effect.gen(function*() {
         const base = yield* Ref.get(cwdRef)
         const dir = yield* resolveDir(base, workdirOf(args))
@@ -432,7 +435,7 @@ const makeSession = (
         )
       }))
 
-    const start = (args: BashArgs): Effect.Effect<BackgroundTask, BashError> =>
+    const start = (args: RunRequest): Effect.Effect<BackgroundTask, BashError> =>
       Effect.gen(function*() {
         // Checked and reserved in one synchronous step, so concurrent starts cannot pass the limit.
         const refused = yield* Effect.sync(() => {
@@ -454,7 +457,7 @@ const makeSession = (
       })
 
     /** Starts a task whose slot is reserved; the slot passes to `tasks` once registered. */
-    const startReserved = (args: BashArgs, slot: { held: boolean }): Effect.Effect<BackgroundTask, BashError> =>
+    const startReserved = (args: RunRequest, slot: { held: boolean }): Effect.Effect<BackgroundTask, BashError> =>
       Effect.gen(function*() {
         const base = yield* Ref.get(cwdRef)
         const dir = yield* resolveDir(base, workdirOf(args))
@@ -523,7 +526,10 @@ const makeSession = (
             Effect.catchAllCause((cause) =>
               Cause.isInterruptedOnly(cause)
                 ? Effect.failCause(cause)
-                : Effect.succeed({ result: { text: internalError(cause).message, cwd: dir } })
+                : Effect.sync(() => {
+                  const error = internalError(cause)
+                  return { result: { _tag: "Failed", error, text: error.message, cwd: dir } satisfies BashResult }
+                })
             ),
             Effect.flatMap((r) =>
               Effect.sync(() => {
@@ -539,14 +545,14 @@ const makeSession = (
         }))
         const early = yield* Effect.interruptible(Deferred.await(state.done)).pipe(Effect.timeout(START_WAIT), Effect.option)
         const window = state.window.take()
-        const started: BashResult = Option.isSome(early) ? early.value : {
-          cwd: dir,
-          text: StatusLines.render({
-            output: StatusLines.toOutputText(window.text),
-            ...(window.omittedChars > 0 ? { truncated: { omittedChars: window.omittedChars } } : {}),
-            end: StatusLines.BackgroundStarted.make({ taskId: id })
-          })
+        const startedParts: StatusLines.ResultParts = {
+          output: StatusLines.toOutputText(window.text),
+          ...(window.omittedChars > 0 ? { truncated: { omittedChars: window.omittedChars } } : {}),
+          end: StatusLines.BackgroundStarted.make({ taskId: id })
         }
+        const started: BashResult = Option.isSome(early)
+          ? early.value
+          : { _tag: "Completed", parts: startedParts, text: StatusLines.render(startedParts), cwd: dir }
         return {
           info: taskInfo(state),
           started,

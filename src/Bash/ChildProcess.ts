@@ -21,7 +21,7 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import { type ExitStatus, exited, signaled } from "./ExitStatus.js"
+import { type ExitStatus, exited, signaled } from "../Terminal/ExitStatus.js"
 
 /** SIGTERM → this grace → SIGKILL. */
 export const KILL_GRACE = Duration.seconds(2)

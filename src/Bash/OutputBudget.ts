@@ -12,7 +12,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as crypto from "node:crypto"
-import { AnsiStripper } from "./Ansi.js"
+import { AnsiStripper } from "../Terminal/Ansi.js"
 import type { Truncation } from "./StatusLines.js"
 
 /** Control characters a model cannot use (tab, newline and carriage return are handled; ESC went with the sequences). */

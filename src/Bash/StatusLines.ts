@@ -17,7 +17,7 @@
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { Exited, ExitStatus, SignalName, Signaled } from "./ExitStatus.js"
+import { Exited, ExitStatus, SignalName, Signaled } from "../Terminal/ExitStatus.js"
 
 /** A non-negative integer written with digits only and no leading zero. */
 export const Digits = Schema.transform(

@@ -1,12 +1,9 @@
-/** The bash area: contracts, the live executor and its parts. */
-export * as Ansi from "./Ansi.js"
+/**
+ * The bash executor's public contract: the service and its types, the live layer, the
+ * status-line Schema, the environment scrub. Its parts (`ChildProcess`, `OutputPump`,
+ * `OutputBudget`) are internal.
+ */
 export * as Bash from "./Bash.js"
-export * as BashArgs from "./BashArgs.js"
 export * as BashLive from "./BashLive.js"
-export * as ChildProcess from "./ChildProcess.js"
 export * as EnvScrub from "./EnvScrub.js"
-export * as ExitStatus from "./ExitStatus.js"
-export * as OutputBudget from "./OutputBudget.js"
-export * as OutputPump from "./OutputPump.js"
 export * as StatusLines from "./StatusLines.js"
-export * as BashTool from "./BashTool.js"

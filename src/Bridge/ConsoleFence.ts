@@ -3,7 +3,7 @@
  * result, for clients that cannot show a terminal. Markdown is the only thing such a client is
  * sure to render, so the fence must survive any output (backticks, ANSI colours).
  */
-import { stripAnsi } from "../Bash/Ansi.js"
+import { stripAnsi } from "../Terminal/Ansi.js"
 
 /** The longest run of backticks in `text` (0 when there is none). */
 export const longestBacktickRun = (text: string): number => {

@@ -8,9 +8,11 @@
  *   and `_meta.terminal_exit`.
  * - text (no capability): the description on `tool_call`, then the rendered result once, in a
  *   ```` ```console ```` fence. Never a terminal block, never `_meta.terminal_*`.
- * - plain (a presentation without `terminal`): its text content, in every mode.
+ * - plain (a generic or diff intent): its text or diff content and its locations, in every mode.
  *
- * The form of a call is fixed when it starts. All emission of a session goes through one lock, and
+ * The form of a call is fixed when it starts, by its call intent's tag (and, for a terminal, the
+ * client's capability); its end is rendered by its result intent's tag. Both switches are
+ * exhaustive, so a new intent does not compile until it is rendered here. All emission of a session goes through one lock, and
  * a call's final update first flushes its pending output, so one call's updates never reorder.
  * Live output is coalesced per call (leading edge, then at most one update per `coalesceMs`) and
  * bounded by the display budget (`LiveOutput`).
@@ -22,14 +24,14 @@ import * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import type { ExitStatus } from "../Bash/ExitStatus.js"
 import type { HarnessEvent } from "../Harness/HarnessEvent.js"
-import type { CallPresentation, ResultPresentation, TextContent } from "../Presentation/Presentation.js"
+import * as Intent from "../Presentation/Intent.js"
+import type { ExitStatus } from "../Terminal/ExitStatus.js"
 import { Capabilities } from "./Capabilities.js"
 import { consoleFence } from "./ConsoleFence.js"
 import { DEFAULT_DISPLAY_BUDGET_BYTES, LiveOutput } from "./LiveOutput.js"
 import type { SessionNotification, SessionUpdate, ToolCallContent, ToolCallStatus } from "./SessionUpdate.js"
-import { terminalContent, textBlock, textContent } from "./SessionUpdate.js"
+import { diffContent, terminalContent, textBlock, textContent } from "./SessionUpdate.js"
 
 export interface MappingConfig {
   /** Stream output while a command runs; `false` sends it all in one update before the exit. */
@@ -73,6 +75,8 @@ interface CallState {
   readonly form: Form
   /** The call's content as sent on `tool_call` (terminal block included for a card). */
   readonly content: ReadonlyArray<ToolCallContent>
+  /** The call's own text content (a description), which a plain card re-states at its end. */
+  readonly callTexts: ReadonlyArray<ToolCallContent>
   readonly live: LiveOutput
   /** Output accepted by the budget, not yet sent. */
   pending: string
@@ -80,7 +84,20 @@ interface CallState {
   timer: Fiber.RuntimeFiber<void> | undefined
 }
 
-const texts = (content: ReadonlyArray<TextContent>): Array<ToolCallContent> => content.map((c) => textContent(c.text))
+const texts = (content: ReadonlyArray<Intent.Text>): Array<ToolCallContent> => content.map((c) => textContent(c.text))
+const diffs = (changes: ReadonlyArray<Intent.FileDiff>): Array<ToolCallContent> => changes.map(diffContent)
+const locationsOf = (locations: ReadonlyArray<Intent.Location>) => (locations.length === 0 ? {} : { locations })
+
+/** What a call shows when it starts, before any terminal block. */
+const callBody = (call: Intent.CallIntent): Array<ToolCallContent> => {
+  switch (call._tag) {
+    case "Terminal":
+    case "Generic":
+      return texts(call.content)
+    case "Diff":
+      return diffs(call.diffs)
+  }
+}
 
 const exitMeta = (terminalId: string, exit: ExitStatus | undefined) => ({
   terminal_id: terminalId,
@@ -146,21 +163,21 @@ const makeSessionMapper = (
         )
       })
 
-    const onStarted = (callId: string, presentation: CallPresentation, pending: boolean) =>
+    const onStarted = (callId: string, call: Intent.CallIntent, pending: boolean) =>
       Effect.gen(function*() {
         if (calls.has(callId)) return yield* Effect.logWarning(`tool call ${callId} started twice; ignored`)
         const mode = yield* capabilities.get
-        const form: Form = presentation.terminal === undefined
+        const form: Form = call._tag !== "Terminal"
           ? { _tag: "Plain" }
           : mode._tag === "Card"
           ? { _tag: "Card", outputKey: mode.outputKey }
           : { _tag: "Text" }
-        const content = form._tag === "Card"
-          ? [...texts(presentation.content), terminalContent(callId)]
-          : texts(presentation.content)
+        const body = callBody(call)
+        const content = form._tag === "Card" ? [...body, terminalContent(callId)] : body
         calls.set(callId, {
           form,
           content,
+          callTexts: call._tag === "Diff" ? [] : texts(call.content),
           live: new LiveOutput(config.displayBudgetBytes, config.displayTailBytes),
           pending: "",
           lastEmitAt: Number.NEGATIVE_INFINITY,
@@ -169,13 +186,14 @@ const makeSessionMapper = (
         yield* send({
           sessionUpdate: "tool_call",
           toolCallId: callId,
-          title: presentation.title,
-          kind: presentation.kind,
+          title: call.title,
+          kind: call.kind,
           status: pending ? "pending" : "in_progress",
           content,
-          ...(presentation.input !== undefined ? { rawInput: presentation.input } : {}),
-          ...(form._tag === "Card" && presentation.terminal !== undefined
-            ? { _meta: { terminal_info: { terminal_id: callId, cwd: presentation.terminal.cwd } } }
+          ...locationsOf(call.locations),
+          ...(call.input !== undefined ? { rawInput: call.input } : {}),
+          ...(form._tag === "Card" && call._tag === "Terminal"
+            ? { _meta: { terminal_info: { terminal_id: callId, cwd: call.cwd } } }
             : {})
         })
       })
@@ -190,46 +208,44 @@ const makeSessionMapper = (
         yield* flushPending(callId, state)
       })
 
-    const onCompleted = (callId: string, result: ResultPresentation) =>
+    /** The content a finished call shows, for a client in `form`. */
+    const finalContent = (state: CallState, callId: string, result: Intent.ResultIntent): ReadonlyArray<ToolCallContent> => {
+      // A card keeps its terminal block last whatever the result (an update's content replaces
+      // the list, and the terminal must stay on the card).
+      const onCard = (body: ReadonlyArray<ToolCallContent>) => (state.form._tag === "Card" ? [...body, terminalContent(callId)] : body)
+      switch (result._tag) {
+        case "Terminal":
+          return state.form._tag === "Card"
+            ? state.content
+            : state.form._tag === "Text"
+            ? [textContent(consoleFence(Intent.transcript(result)))]
+            // A call that started without a terminal may still end with one (a background start
+            // that died at once): it is shown as text, since the client never saw a terminal id.
+            : [...state.callTexts, textContent(consoleFence(Intent.transcript(result)))]
+        case "Generic":
+          return onCard(texts(result.content))
+        case "Diff":
+          return onCard(diffs(result.diffs))
+      }
+    }
+
+    const onCompleted = (callId: string, result: Intent.ResultIntent) =>
       Effect.gen(function*() {
         const state = calls.get(callId)
         if (state === undefined) return yield* Effect.logWarning(`tool call ${callId} completed but was never started; ignored`)
-        yield* finishOutput(callId, state, result.terminal?.output)
-        const rawOutput = result.facts !== undefined ? { rawOutput: result.facts } : {}
-        switch (state.form._tag) {
-          case "Card":
-            return yield* send({
-              sessionUpdate: "tool_call_update",
-              toolCallId: callId,
-              status: result.status,
-              // The card's content exactly as `tool_call` sent it (an update's content replaces
-              // the list); a result without a terminal adds what it has to say.
-              content: result.terminal !== undefined ? state.content : [...texts(result.content), terminalContent(callId)],
-              ...rawOutput,
-              // A result without a terminal still closes the terminal the card opened.
-              _meta: { terminal_exit: exitMeta(callId, result.terminal?.exit) }
-            })
-          case "Text":
-            return yield* send({
-              sessionUpdate: "tool_call_update",
-              toolCallId: callId,
-              status: result.status,
-              content: result.terminal !== undefined ? [textContent(consoleFence(result.terminal.transcript))] : texts(result.content),
-              ...rawOutput
-            })
-          case "Plain":
-            // A call that started without a terminal may still end with one (a background start
-            // that died at once): it is shown as text, since the client never saw a terminal id.
-            return yield* send({
-              sessionUpdate: "tool_call_update",
-              toolCallId: callId,
-              status: result.status,
-              content: result.terminal !== undefined
-                ? [...texts(result.content), textContent(consoleFence(result.terminal.transcript))]
-                : texts(result.content),
-              ...rawOutput
-            })
-        }
+        yield* finishOutput(callId, state, result._tag === "Terminal" ? result.output : undefined)
+        yield* send({
+          sessionUpdate: "tool_call_update",
+          toolCallId: callId,
+          status: Intent.statusOf(result),
+          content: finalContent(state, callId, result),
+          ...(result._tag !== "Terminal" ? locationsOf(result.locations) : {}),
+          ...(result.facts !== undefined ? { rawOutput: result.facts } : {}),
+          // A result without a terminal still closes the terminal the card opened.
+          ...(state.form._tag === "Card"
+            ? { _meta: { terminal_exit: exitMeta(callId, result._tag === "Terminal" ? result.exit : undefined) } }
+            : {})
+        })
       })
 
     const closeOne = (callId: string, state: CallState, signal: string) =>

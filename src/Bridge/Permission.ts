@@ -4,7 +4,7 @@
  */
 import * as Effect from "effect/Effect"
 import type { PermissionDecision } from "../Harness/Harness.js"
-import type { CallPresentation } from "../Presentation/Presentation.js"
+import { type CallIntent, callContent } from "../Presentation/Intent.js"
 import type { Peer } from "./JsonRpc.js"
 import { textContent } from "./SessionUpdate.js"
 import * as Wire from "./Wire.js"
@@ -15,14 +15,14 @@ export const OPTIONS = [
   { optionId: "reject", name: "Reject", kind: "reject_once" }
 ] as const
 
-export const requestParams = (sessionId: string, callId: string, presentation: CallPresentation) => ({
+export const requestParams = (sessionId: string, callId: string, presentation: CallIntent) => ({
   sessionId,
   toolCall: {
     toolCallId: callId,
     title: presentation.title,
     kind: presentation.kind,
     status: "pending",
-    content: presentation.content.map((c) => textContent(c.text)),
+    content: callContent(presentation).map((c) => textContent(c.text)),
     ...(presentation.input === undefined ? {} : { rawInput: presentation.input })
   },
   options: OPTIONS
@@ -38,7 +38,7 @@ const decisionOf = (response: unknown): PermissionDecision | undefined => {
 
 /** Asks the client; an error or an answer we cannot read counts as a rejection (never run unasked). */
 export const ask = (peer: Peer, sessionId: string) =>
-  (request: { readonly callId: string; readonly presentation: CallPresentation }): Effect.Effect<PermissionDecision> =>
+  (request: { readonly callId: string; readonly presentation: CallIntent }): Effect.Effect<PermissionDecision> =>
     peer.request(Wire.Method.requestPermission, requestParams(sessionId, request.callId, request.presentation)).pipe(
       Effect.flatMap((response) => {
         const decision = decisionOf(response)

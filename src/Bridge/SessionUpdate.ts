@@ -12,6 +12,12 @@ export interface TextBlock {
 export type ToolCallContent =
   | { readonly type: "content"; readonly content: TextBlock }
   | { readonly type: "terminal"; readonly terminalId: string }
+  | { readonly type: "diff"; readonly path: string; readonly oldText: string | null; readonly newText: string }
+
+export interface ToolCallLocation {
+  readonly path: string
+  readonly line?: number
+}
 
 export type ToolCallStatus = "pending" | "in_progress" | "completed" | "failed"
 
@@ -24,6 +30,7 @@ export interface ToolCall {
   readonly kind: string
   readonly status: ToolCallStatus
   readonly content: ReadonlyArray<ToolCallContent>
+  readonly locations?: ReadonlyArray<ToolCallLocation>
   readonly rawInput?: unknown
   readonly _meta?: Meta
 }
@@ -34,6 +41,7 @@ export interface ToolCallUpdate {
   readonly status?: ToolCallStatus
   /** Replaces the card's whole content list when present. */
   readonly content?: ReadonlyArray<ToolCallContent>
+  readonly locations?: ReadonlyArray<ToolCallLocation>
   readonly rawOutput?: unknown
   readonly _meta?: Meta
 }
@@ -54,3 +62,9 @@ export interface SessionNotification {
 export const textBlock = (text: string): TextBlock => ({ type: "text", text })
 export const textContent = (text: string): ToolCallContent => ({ type: "content", content: textBlock(text) })
 export const terminalContent = (terminalId: string): ToolCallContent => ({ type: "terminal", terminalId })
+export const diffContent = (diff: { readonly path: string; readonly oldText: string | null; readonly newText: string }): ToolCallContent => ({
+  type: "diff",
+  path: diff.path,
+  oldText: diff.oldText,
+  newText: diff.newText
+})

@@ -7,7 +7,7 @@ import type * as Deferred from "effect/Deferred"
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
-import type { CallPresentation } from "../Presentation/Presentation.js"
+import type { CallIntent } from "../Presentation/Intent.js"
 import type { HarnessEvent } from "./HarnessEvent.js"
 
 /** A prompt's content, reduced to what a harness can act on. */
@@ -42,7 +42,7 @@ export interface ClientAccess {
   /** Asks before running a call; the card of `callId` should be open as `pending`. */
   readonly requestPermission: (request: {
     readonly callId: string
-    readonly presentation: CallPresentation
+    readonly presentation: CallIntent
   }) => Effect.Effect<PermissionDecision>
 }
 

@@ -39,19 +39,23 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
-import { Bash, type BashResult, type BashSession } from "../Bash/Bash.js"
-import type { BashArgs } from "../Bash/BashArgs.js"
-import * as BashTool from "../Bash/BashTool.js"
-import { text } from "../Presentation/Presentation.js"
+import type { Bash } from "../Bash/Bash.js"
+import * as Intent from "../Presentation/Intent.js"
+import * as BashTools from "../Tools/Bash/BashTools.js"
+import type { Tool, Toolset } from "../Tools/Tool.js"
 import { type ClientAccess, Harness, type HarnessSession, type PromptBlock } from "./Harness.js"
 import { HarnessEvent, type StopReason } from "./HarnessEvent.js"
-import * as BashCards from "./BashCards.js"
 import * as ModelTools from "./ModelTools.js"
 import * as SystemPrompt from "./SystemPrompt.js"
 import * as InvalidToolCall from "../Model/InvalidToolCall.js"
 import * as ProviderError from "../Model/ProviderError.js"
 
-export interface Options {
+export interface Options<R = Bash> {
+  /**
+   * The tools the model is offered, opened once per session (default: the bash tools,
+   * `BashTools.toolset`). Merge your own with `Toolset.merge(BashTools.toolset, Toolset.toolset(…))`.
+   */
+  readonly tools?: Toolset<R>
   /** Replaces the default system prompt ({@link SystemPrompt.make}); a function receives the session's facts. */
   readonly systemPrompt?: string | ((context: SystemPrompt.Context) => string)
   /** The most model calls one prompt may make before the turn ends with `max_turn_requests` (default 50). */
@@ -245,20 +249,20 @@ const REJECTED: Outcome = {
 
 /** A background task's card events, forwarded into the session's background stream. */
 const openSession = (
-  options: Options,
+  options: Options<any>,
   model: LanguageModel.Service,
-  bash: Bash["Type"],
+  openTools: Toolset["open"],
   context: { readonly sessionId: string; readonly cwd: string; readonly client: ClientAccess }
 ) =>
   Effect.gen(function*() {
     const { client, cwd: sessionCwd } = context
     const maxTurnRequests = Math.max(1, options.maxTurnRequests ?? DEFAULT_MAX_TURN_REQUESTS)
-    const shell: BashSession = yield* bash.session({ cwd: sessionCwd })
-    const taskCards = yield* BashCards.make(shell)
+    const tools = yield* openTools({ cwd: sessionCwd })
+    const modelTools = ModelTools.make(tools.tools)
     const history = yield* Ref.make(Prompt.empty)
     const alwaysAllow = yield* Ref.make(false)
     const turnLock = yield* Effect.makeSemaphore(1)
-    const facts = SystemPrompt.context(sessionCwd, ModelTools.names)
+    const facts = SystemPrompt.context(sessionCwd, modelTools.names)
     const system = typeof options.systemPrompt === "string"
       ? options.systemPrompt
       : (options.systemPrompt ?? SystemPrompt.make)(facts)
@@ -273,32 +277,11 @@ const openSession = (
       return candidate
     }
 
-    const startBackground = (callId: string, args: BashArgs, cwd: string, emit: Emit) =>
+    const runTool = (callId: string, tool: Tool, args: unknown, cancel: Deferred.Deferred<void>, emit: Emit) =>
       Effect.gen(function*() {
-        const task = yield* shell.start(args)
-        yield* taskCards.open(cardId(`${callId}-${task.info.id}`), args, task)
-        yield* emit(HarnessEvent.ToolCallCompleted({ callId, presentation: BashTool.presentResult(args, task.started.text, { cwd }) }))
-        return { result: task.started.text, isFailure: false } satisfies Outcome
-      })
-
-    const runForeground = (callId: string, args: BashArgs, cwd: string, cancel: Deferred.Deferred<void>, emit: Emit) =>
-      Effect.gen(function*() {
-        const finished = yield* shell.run(args, { cancel: Deferred.await(cancel) }).pipe(
-          Stream.runFoldEffect(undefined as BashResult | undefined, (last, event) =>
-            event._tag === "Output"
-              ? Effect.as(emit(HarnessEvent.ToolOutput({ callId, data: event.data })), last)
-              : Effect.succeed(event.result))
-        )
-        const result = finished?.text ?? "[the command ended without a result]"
-        yield* emit(HarnessEvent.ToolCallCompleted({ callId, presentation: BashTool.presentResult(args, result, { cwd }) }))
-        return { result, isFailure: finished === undefined } satisfies Outcome
-      })
-
-    const runBash = (callId: string, args: BashArgs, cancel: Deferred.Deferred<void>, emit: Emit) =>
-      Effect.gen(function*() {
-        const cwd = yield* shell.cwd
-        const presentation = BashTool.presentCall(args, { cwd })
-        const ask = options.approveAll !== true && !(yield* Ref.get(alwaysAllow))
+        const cwd = yield* tools.cwd
+        const presentation = tool.presentCall(args, { cwd })
+        const ask = options.approveAll !== true && (tool.requiresPermission?.(args) ?? true) && !(yield* Ref.get(alwaysAllow))
         // The card must be on the wire before the permission request that names it.
         yield* (ask ? emit.delivered : emit)(HarnessEvent.ToolCallStarted({ callId, presentation, pending: ask }))
         if (ask) {
@@ -309,53 +292,39 @@ const openSession = (
           )
           if (decision === "reject" || decision === "cancelled") {
             const note = decision === "reject" ? "Rejected: the command did not run." : "Cancelled: the command did not run."
-            yield* emit(HarnessEvent.ToolCallCompleted({ callId, presentation: { status: "failed", content: [...presentation.content, text(note)] } }))
+            yield* emit(HarnessEvent.ToolCallCompleted({ callId, presentation: Intent.failure(note, Intent.callContent(presentation)) }))
             return decision === "reject" ? REJECTED : NOT_RUN_CANCELLED
           }
           if (decision === "allow_always") yield* Ref.set(alwaysAllow, true)
           yield* emit(HarnessEvent.ToolCallRunning({ callId }))
         }
-        const run = args.run_in_background === true ? startBackground(callId, args, cwd, emit) : runForeground(callId, args, cwd, cancel, emit)
-        return yield* run.pipe(
-          Effect.catchTag("BashError", (error) =>
-            Effect.as(
-              emit(HarnessEvent.ToolCallCompleted({ callId, presentation: ModelTools.presentText("failed", error.message) })),
-              { result: `The command could not run: ${error.message}`, isFailure: true }
-            ))
-        )
-      })
-
-    const runTaskTool = (callId: string, call: Exclude<ModelTools.Call, { _tag: "Bash" }>, emit: Emit) =>
-      Effect.gen(function*() {
-        yield* emit(HarnessEvent.ToolCallStarted({ callId, presentation: ModelTools.presentTaskToolCall(call), pending: false }))
-        const outcome: Outcome = yield* (call._tag === "BashOutput"
-          ? Effect.map(shell.read(call.args.task_id), (read) => ({ result: ModelTools.renderTaskOutput(read), isFailure: false }))
-          : Effect.map(shell.kill(call.args.task_id), (info) => ({
-            result: `Killed ${info.id}.${info.result ? `\n${info.result.text.trimEnd().split("\n").at(-1)}` : ""}`,
-            isFailure: false
-          }))).pipe(Effect.catchTag("BashError", (error) => Effect.succeed({ result: error.message, isFailure: true })))
+        const outcome = yield* tool.handle(args, {
+          callId,
+          cwd,
+          cancel: Deferred.await(cancel),
+          output: (data) => emit(HarnessEvent.ToolOutput({ callId, data }))
+        })
         yield* emit(HarnessEvent.ToolCallCompleted({
           callId,
-          presentation: ModelTools.presentText(outcome.isFailure ? "failed" : "completed", outcome.result)
+          presentation: tool.presentResult(args, outcome.text, { cwd, isFailure: outcome.isFailure })
         }))
-        return outcome
+        return { result: outcome.text, isFailure: outcome.isFailure } satisfies Outcome
       })
 
     const runCall = (call: CallItem, cancel: Deferred.Deferred<void>, emit: Emit): Effect.Effect<Outcome> =>
       Effect.suspend(() => {
         const callId = cardId(call.id)
-        const decoded = call.invalid !== undefined ? Either.left(call.invalid) : ModelTools.decodeCall(call.name, call.params)
+        const decoded = call.invalid !== undefined ? Either.left(call.invalid) : modelTools.decodeCall(call.name, call.params)
         if (Either.isLeft(decoded)) {
           return Effect.as(
             Effect.zipRight(
               emit(HarnessEvent.ToolCallStarted({ callId, presentation: ModelTools.presentInvalidCall(call.name, call.params), pending: false })),
-              emit(HarnessEvent.ToolCallCompleted({ callId, presentation: ModelTools.presentText("failed", decoded.left) }))
+              emit(HarnessEvent.ToolCallCompleted({ callId, presentation: Intent.failure(decoded.left) }))
             ),
             { result: decoded.left, isFailure: true }
           )
         }
-        const valid = decoded.right
-        return valid._tag === "Bash" ? runBash(callId, valid.args, cancel, emit) : runTaskTool(callId, valid, emit)
+        return runTool(callId, decoded.right.tool, decoded.right.args, cancel, emit)
       })
 
     /** One model call: streams the response to the user and collects it. */
@@ -363,7 +332,7 @@ const openSession = (
       Effect.gen(function*() {
         const step: Step = { items: [], finish: undefined, failure: undefined }
         const open = new Map<string, Item>()
-        const exit = yield* model.streamText({ prompt, toolkit: ModelTools.withoutHandlers, disableToolCallResolution: true }).pipe(
+        const exit = yield* model.streamText({ prompt, toolkit: modelTools.toolkit, disableToolCallResolution: true }).pipe(
           // Interrupting the stream interrupts the provider's request (the HTTP call is aborted).
           Stream.interruptWhen(Deferred.await(cancel)),
           Stream.runForEach((part) => consumePart(step, open, part as unknown as RawPart, emit)),
@@ -449,20 +418,23 @@ const openSession = (
         )
       }))
 
-    return { prompt, background: taskCards.events, commands: [] } satisfies HarnessSession
+    return { prompt, background: tools.background, commands: [] } satisfies HarnessSession
   })
 
-/** The model harness over `Bash` and any `LanguageModel` (see {@link layer}). */
-export const make = (options: Options = {}): Effect.Effect<Harness["Type"], never, Bash | LanguageModel.LanguageModel> =>
+/** The model harness over a toolset (default: the bash tools) and any `LanguageModel` (see {@link layer}). */
+export const make = <R = Bash>(options: Options<R> = {}): Effect.Effect<Harness["Type"], never, R | LanguageModel.LanguageModel> =>
   Effect.gen(function*() {
-    const bash = yield* Bash
     const model = yield* LanguageModel.LanguageModel
-    return Harness.of({ openSession: (context) => openSession(options, model, bash, context) })
+    const toolset = (options.tools ?? BashTools.toolset) as Toolset<R>
+    const context = yield* Effect.context<R>()
+    const openTools: Toolset["open"] = (session) => Effect.provide(toolset.open(session), context)
+    return Harness.of({ openSession: (sessionContext) => openSession(options, model, openTools, sessionContext) })
   })
 
 /**
- * The model harness as a layer: provide `Bash` (e.g. `BashLive.layer()`) and a `LanguageModel`
- * (a provider's layer, or your own made with `LanguageModel.make`).
+ * The model harness as a layer: provide what its tools need (for the bash tools, `Bash`, e.g.
+ * `BashLive.layer()`) and a `LanguageModel` (a provider's layer, or your own made with
+ * `LanguageModel.make`).
  *
  * ```ts
  * Bridge.Server.serveStdio({ agentInfo }).pipe(
@@ -471,5 +443,5 @@ export const make = (options: Options = {}): Effect.Effect<Harness["Type"], neve
  * )
  * ```
  */
-export const layer = (options: Options = {}): Layer.Layer<Harness, never, Bash | LanguageModel.LanguageModel> =>
+export const layer = <R = Bash>(options: Options<R> = {}): Layer.Layer<Harness, never, R | LanguageModel.LanguageModel> =>
   Layer.effect(Harness, make(options))

@@ -7,9 +7,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { Bash, type BashSession } from "../Bash/Bash.js"
-import type { BashArgs } from "../Bash/BashArgs.js"
-import * as BashTool from "../Bash/BashTool.js"
-import * as BashCards from "./BashCards.js"
+import type { BashArgs } from "../Tools/Bash/BashArgs.js"
+import * as BashTool from "../Tools/Bash/BashTool.js"
+import * as TaskCards from "../Tools/Bash/TaskCards.js"
 import { Harness, type HarnessSession, type PromptBlock, type SlashCommand } from "./Harness.js"
 import { HarnessEvent } from "./HarnessEvent.js"
 
@@ -58,7 +58,7 @@ export const make = Effect.gen(function*() {
     openSession: ({ sessionId, cwd }) =>
       Effect.gen(function*() {
         const shell = yield* bash.session({ cwd })
-        const taskCards = yield* BashCards.make(shell)
+        const taskCards = yield* TaskCards.make(shell)
         let calls = 0
         const nextCallId = () => `${sessionId}-${++calls}`
 
@@ -92,7 +92,7 @@ export const make = Effect.gen(function*() {
               return Stream.unwrap(Effect.gen(function*() {
                 const cwd = yield* shell.cwd
                 const call = BashTool.presentCall(args, { cwd })
-                const card = BashCards.cardEvents(nextCallId(), args, cwd, call, shell.run(args, { cancel: Deferred.await(cancel) }))
+                const card = TaskCards.cardEvents(nextCallId(), args, cwd, call, shell.run(args, { cancel: Deferred.await(cancel) }))
                 const end = Stream.fromEffect(Effect.map(Deferred.isDone(cancel), (cancelled) =>
                   HarnessEvent.TurnEnded({ stopReason: cancelled ? "cancelled" : "end_turn" })))
                 return Stream.concat(card, end)

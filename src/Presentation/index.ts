@@ -1,2 +1,2 @@
-export * as Presentation from "./Presentation.js"
-export * as Tool from "./Tool.js"
+export * as CardEvent from "./CardEvent.js"
+export * as Intent from "./Intent.js"

@@ -3,7 +3,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as FastCheck from "effect/FastCheck"
-import { AnsiStripper, stripAnsi } from "../../src/Bash/Ansi.js"
+import { AnsiStripper, stripAnsi } from "../../src/Terminal/Ansi.js"
 import { ModelText, modelText, OutputBudget } from "../../src/Bash/OutputBudget.js"
 
 const lines = (n: number, width = 9) =>

@@ -9,7 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Bash } from "../../src/Bash/Bash.js"
 import * as BashLive from "../../src/Bash/BashLive.js"
 import * as ChildProcess from "../../src/Bash/ChildProcess.js"
-import { exited, signaled } from "../../src/Bash/ExitStatus.js"
+import { exited, signaled } from "../../src/Terminal/ExitStatus.js"
 import { bwrapProblem, containmentModes, eventually, livingWith, run, token } from "./helpers.js"
 
 const session = (mode: "bwrap" | "process-group", cwd = "/tmp") =>

@@ -8,7 +8,7 @@ import * as Stream from "effect/Stream"
 import { describe, expect, it } from "@effect/vitest"
 import { Bash } from "../../src/Bash/Bash.js"
 import * as BashLive from "../../src/Bash/BashLive.js"
-import * as BashTool from "../../src/Bash/BashTool.js"
+import * as BashTool from "../../src/Tools/Bash/BashTool.js"
 import { containmentModes, eventually, livingWith, parseOk, run, token } from "./helpers.js"
 
 for (const { mode, skip } of containmentModes) {

@@ -7,7 +7,7 @@ import * as Either from "effect/Either"
 import * as Stream from "effect/Stream"
 import { expect } from "@effect/vitest"
 import type { BashError, BashSession, RunEvent, RunOptions } from "../../src/Bash/Bash.js"
-import type { BashArgs } from "../../src/Bash/BashArgs.js"
+import type { BashArgs } from "../../src/Tools/Bash/BashArgs.js"
 import { BWRAP_FLAGS } from "../../src/Bash/ChildProcess.js"
 import * as StatusLines from "../../src/Bash/StatusLines.js"
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as FastCheck from "effect/FastCheck"
-import { stripAnsi } from "../../src/Bash/Ansi.js"
+import { stripAnsi } from "../../src/Terminal/Ansi.js"
 import { consoleFence, longestBacktickRun } from "../../src/Bridge/ConsoleFence.js"
 
 describe("ConsoleFence", () => {

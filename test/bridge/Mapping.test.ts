@@ -2,12 +2,15 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
-import type { BashArgs } from "../../src/Bash/BashArgs.js"
-import { BashTool, presentTaskCall } from "../../src/Bash/BashTool.js"
-import * as ExitStatus from "../../src/Bash/ExitStatus.js"
+import type { BashArgs } from "../../src/Tools/Bash/BashArgs.js"
+import * as BashTool from "../../src/Tools/Bash/BashTool.js"
+import * as Intent from "../../src/Presentation/Intent.js"
+
+const { presentTaskCall } = BashTool
+import * as ExitStatus from "../../src/Terminal/ExitStatus.js"
 import * as StatusLines from "../../src/Bash/StatusLines.js"
 import { Capabilities, type TerminalMode } from "../../src/Bridge/Capabilities.js"
-import { stripAnsi } from "../../src/Bash/Ansi.js"
+import { stripAnsi } from "../../src/Terminal/Ansi.js"
 import { consoleFence, longestBacktickRun } from "../../src/Bridge/ConsoleFence.js"
 import { skippedNote } from "../../src/Bridge/LiveOutput.js"
 import { Mapping, type MappingConfig, type SessionMapper } from "../../src/Bridge/Mapping.js"
@@ -302,15 +305,15 @@ describe("Mapping: other events and forms", () => {
       expect(sent[1]!.update).toEqual({ sessionUpdate: "tool_call_update", toolCallId: "p", status: "in_progress" })
     }))
 
-  it.effect("a presentation without a terminal is plain content in every mode", () =>
+  it.effect("a generic intent is plain content in every mode", () =>
     Effect.gen(function*() {
       for (const mode of [zed, textOnly]) {
         const sent = yield* mapAll(mode, {}, [
-          HarnessEvent.ToolCallStarted({ callId: "r", presentation: { title: "Read a.txt", kind: "read", content: [] }, pending: false }),
+          HarnessEvent.ToolCallStarted({ callId: "r", presentation: Intent.GenericCall.make({ title: "Read a.txt", kind: "read" }), pending: false }),
           HarnessEvent.ToolOutput({ callId: "r", data: "ignored" }),
           HarnessEvent.ToolCallCompleted({
             callId: "r",
-            presentation: { status: "completed", content: [{ _tag: "Text", text: "file body" }], facts: { bytes: 9 } }
+            presentation: Intent.GenericResult.make({ status: "completed", content: [Intent.text("file body")], facts: { bytes: 9 } })
           })
         ])
         expectValid(sent)

@@ -15,13 +15,16 @@ import { join } from "node:path"
 import * as StatusLines from "../../src/Bash/StatusLines.js"
 import * as InvalidToolCall from "../../src/Model/InvalidToolCall.js"
 import type { HarnessEvent } from "../../src/Harness/HarnessEvent.js"
+import * as Intent from "../../src/Presentation/Intent.js"
 import { bashCall, call, finish, lastUserText, type Part, say, think, toolResults } from "../support/scriptedModel.js"
 import { agentText, lastEvent, open, processesRunning, tags, turn } from "./support.js"
 
 const completed = (events: ReadonlyArray<HarnessEvent>, callId: string) => {
   const event = events.find((e) => e._tag === "ToolCallCompleted" && e.callId === callId)
   if (event?._tag !== "ToolCallCompleted") throw new Error(`no completion for ${callId}: ${JSON.stringify(tags(events))}`)
-  return event.presentation
+  const presentation = event.presentation
+  // The status a card shows, and the exit of a terminal result.
+  return { ...presentation, status: Intent.statusOf(presentation), exit: presentation._tag === "Terminal" ? presentation.exit : undefined }
 }
 
 describe("ModelHarness", () => {
@@ -43,10 +46,10 @@ describe("ModelHarness", () => {
       expect(started._tag === "ToolCallStarted" && started).toMatchObject({
         callId: "c1",
         pending: true,
-        presentation: { title: "echo hi; exit 3", kind: "execute", terminal: { cwd } }
+        presentation: { _tag: "Terminal", title: "echo hi; exit 3", kind: "execute", cwd }
       })
       expect(events[4]).toMatchObject({ _tag: "ToolOutput", callId: "c1", data: "hi\n" })
-      expect(completed(events, "c1")).toMatchObject({ status: "failed", terminal: { exit: { _tag: "Exited", code: 3 }, output: "hi\n" } })
+      expect(completed(events, "c1")).toMatchObject({ _tag: "Terminal", status: "failed", exit: { _tag: "Exited", code: 3 }, output: "hi\n" })
       expect(lastEvent(events)).toMatchObject({ _tag: "TurnEnded", stopReason: "end_turn" })
       expect(asked.map((a) => a.callId)).toEqual(["c1"])
 
@@ -182,7 +185,7 @@ describe("ModelHarness", () => {
 
       expect(lastEvent(events)).toMatchObject({ stopReason: "cancelled" })
       const result = completed(events, "c1")
-      expect(result.terminal?.exit).toMatchObject({ _tag: "Signaled" })
+      expect(result.exit).toMatchObject({ _tag: "Signaled" })
       expect(events.some((e) => e._tag === "ToolCallStarted" && e.callId === "c2")).toBe(false)
       expect(processesRunning("sleep 31.5")).toEqual([])
       expect(model.requests).toHaveLength(1)
@@ -295,9 +298,9 @@ describe("ModelHarness", () => {
         Effect.timeout("10 seconds")
       )
       const taskStart = background.find((e) => e._tag === "ToolCallStarted")
-      expect(taskStart).toMatchObject({ callId: "c1-bg-1", presentation: { title: "echo bg-out; sleep 32.5", terminal: {} } })
+      expect(taskStart).toMatchObject({ callId: "c1-bg-1", presentation: { _tag: "Terminal", title: "echo bg-out; sleep 32.5" } })
       const taskEnd = background.find((e) => e._tag === "ToolCallCompleted")
-      expect(taskEnd?._tag === "ToolCallCompleted" && taskEnd.presentation.terminal?.exit).toMatchObject({ _tag: "Signaled" })
+      expect(taskEnd?._tag === "ToolCallCompleted" && taskEnd.presentation._tag === "Terminal" && taskEnd.presentation.exit).toMatchObject({ _tag: "Signaled" })
       expect(background.filter((e) => e._tag === "ToolOutput").map((e) => e._tag === "ToolOutput" ? e.data : "").join("")).toBe("bg-out\n")
       yield* Fiber.interrupt(forward)
     }))

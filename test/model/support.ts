@@ -13,7 +13,7 @@ import * as BashLive from "../../src/Bash/BashLive.js"
 import { Harness, type HarnessSession, type PermissionDecision, type PromptBlock } from "../../src/Harness/Harness.js"
 import type { HarnessEvent } from "../../src/Harness/HarnessEvent.js"
 import * as ModelHarness from "../../src/Harness/ModelHarness.js"
-import type { CallPresentation } from "../../src/Presentation/Presentation.js"
+import type { CallIntent } from "../../src/Presentation/Intent.js"
 import { scripted, type Scripted, type Step } from "../support/scriptedModel.js"
 
 export interface Opened {
@@ -21,7 +21,7 @@ export interface Opened {
   readonly model: Scripted
   readonly cwd: string
   /** Every permission request, in order. */
-  readonly asked: Array<{ callId: string; presentation: CallPresentation }>
+  readonly asked: Array<{ callId: string; presentation: CallIntent }>
 }
 
 /**
@@ -32,7 +32,7 @@ export const open = (
   steps: ReadonlyArray<Step>,
   options: {
     readonly harness?: ModelHarness.Options
-    readonly decide?: (request: { callId: string; presentation: CallPresentation }) => Effect.Effect<PermissionDecision>
+    readonly decide?: (request: { callId: string; presentation: CallIntent }) => Effect.Effect<PermissionDecision>
   } = {}
 ): Effect.Effect<Opened, never, Scope.Scope> =>
   Effect.gen(function*() {

@@ -4,7 +4,7 @@
  * with invalid bytes as U+FFFD) and how the process ended.
  */
 import { spawn } from "node:child_process"
-import * as ExitStatus from "../../src/Bash/ExitStatus.js"
+import * as ExitStatus from "../../src/Terminal/ExitStatus.js"
 
 export interface BashRun {
   readonly chunks: ReadonlyArray<string>

@@ -1,7 +1,7 @@
 /**
- * What a harness reports for bash calls: the card events of one executor call, and the cards of
- * background tasks, which outlive the turn that started them and so go through the session's
- * `background` stream. Shared by every harness that runs the bash tool.
+ * The cards of bash calls: the card events of one executor call, and the cards of background
+ * tasks, which outlive the turn that started them and so go through the session's `background`
+ * stream. Shared by every harness that runs bash.
  */
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -10,37 +10,37 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import type { BackgroundTask, BashSession, RunEvent } from "../Bash/Bash.js"
-import type { BashArgs } from "../Bash/BashArgs.js"
-import * as BashTool from "../Bash/BashTool.js"
-import type { CallPresentation } from "../Presentation/Presentation.js"
-import { HarnessEvent } from "./HarnessEvent.js"
+import type { BackgroundTask, BashSession, RunEvent } from "../../Bash/Bash.js"
+import { CardEvent } from "../../Presentation/CardEvent.js"
+import * as Intent from "../../Presentation/Intent.js"
+import type { BashArgs } from "./BashArgs.js"
+import * as BashTool from "./BashTool.js"
 
 /** One executor call as the events of its card: started, output, completed (a failure still closes it). */
 export const cardEvents = (
   callId: string,
   args: BashArgs,
   cwd: string,
-  call: CallPresentation,
+  call: Intent.CallIntent,
   events: Stream.Stream<RunEvent, { readonly message: string }>
-): Stream.Stream<HarnessEvent> =>
+): Stream.Stream<CardEvent> =>
   Stream.concat(
-    Stream.make(HarnessEvent.ToolCallStarted({ callId, presentation: call, pending: false })),
+    Stream.make(CardEvent.ToolCallStarted({ callId, presentation: call, pending: false })),
     events.pipe(
       Stream.map((event) =>
         event._tag === "Output"
-          ? HarnessEvent.ToolOutput({ callId, data: event.data })
-          : HarnessEvent.ToolCallCompleted({ callId, presentation: BashTool.presentResult(args, event.result.text, { cwd }) })
+          ? CardEvent.ToolOutput({ callId, data: event.data })
+          : CardEvent.ToolCallCompleted({ callId, presentation: BashTool.presentResult(args, event.result.text, { cwd }) })
       ),
       Stream.catchAll((error) =>
-        Stream.make(HarnessEvent.ToolCallCompleted({ callId, presentation: { status: "failed", content: [{ _tag: "Text", text: error.message }] } }))
+        Stream.make(CardEvent.ToolCallCompleted({ callId, presentation: Intent.failure(error.message) }))
       )
     )
   )
 
 export interface TaskCards {
   /** The cards' events, for `HarnessSession.background`; ends when the scope closes. */
-  readonly events: Stream.Stream<HarnessEvent>
+  readonly events: Stream.Stream<CardEvent>
   /** Opens the card of a started task under `callId`; it closes with the task's own exit. */
   readonly open: (callId: string, args: BashArgs, task: BackgroundTask) => Effect.Effect<void>
 }
@@ -52,7 +52,7 @@ export interface TaskCards {
  */
 export const make = (shell: BashSession): Effect.Effect<TaskCards, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const events = yield* Mailbox.make<HarnessEvent>()
+    const events = yield* Mailbox.make<CardEvent>()
     const forwarders = yield* Ref.make<ReadonlyArray<Fiber.RuntimeFiber<void>>>([])
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {

@@ -1,10 +1,9 @@
 /**
- * The arguments of one bash call, as a model or a harness passes them.
+ * The arguments of one bash call, as a model or a harness passes them: the executor's `RunRequest`
+ * plus a description for the card, each field described for the model.
  */
 import * as Schema from "effect/Schema"
-
-export const DEFAULT_TIMEOUT_MS = 120_000
-export const MAX_TIMEOUT_MS = 600_000
+import { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS } from "../../Bash/Bash.js"
 
 export const BashArgs = Schema.Struct({
   command: Schema.String.annotations({ description: "The bash script to run (bash --noprofile --norc -c)." }),
@@ -22,3 +21,4 @@ export const BashArgs = Schema.Struct({
   })
 }).annotations({ identifier: "BashArgs" })
 export type BashArgs = typeof BashArgs.Type
+export { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS }

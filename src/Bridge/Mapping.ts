@@ -28,10 +28,13 @@ import type { HarnessEvent } from "../Harness/HarnessEvent.js"
 import * as Intent from "../Presentation/Intent.js"
 import type { ExitStatus } from "../Terminal/ExitStatus.js"
 import { Capabilities } from "./Capabilities.js"
-import { consoleFence } from "./ConsoleFence.js"
 import { DEFAULT_DISPLAY_BUDGET_BYTES, LiveOutput } from "./LiveOutput.js"
 import type { SessionNotification, SessionUpdate, ToolCallContent, ToolCallStatus } from "./SessionUpdate.js"
-import { diffContent, terminalContent, textBlock, textContent } from "./SessionUpdate.js"
+import { callBody, changedContent, finalContent, type Form, locationsOf, texts } from "./CardContent.js"
+import { terminalContent, textBlock } from "./SessionUpdate.js"
+
+/** How many ended calls keep their content for a late changed-files update. */
+const MAX_ENDED = 256
 
 export interface MappingConfig {
   /** Stream output while a command runs; `false` sends it all in one update before the exit. */
@@ -66,11 +69,6 @@ export interface SessionMapper {
   readonly openCalls: Effect.Effect<ReadonlyArray<string>>
 }
 
-type Form =
-  | { readonly _tag: "Card"; readonly outputKey: "terminal_output" | "terminal_output_delta" }
-  | { readonly _tag: "Text" }
-  | { readonly _tag: "Plain" }
-
 interface CallState {
   readonly form: Form
   /** The call's content as sent on `tool_call` (terminal block included for a card). */
@@ -82,21 +80,6 @@ interface CallState {
   pending: string
   lastEmitAt: number
   timer: Fiber.RuntimeFiber<void> | undefined
-}
-
-const texts = (content: ReadonlyArray<Intent.Text>): Array<ToolCallContent> => content.map((c) => textContent(c.text))
-const diffs = (changes: ReadonlyArray<Intent.FileDiff>): Array<ToolCallContent> => changes.map(diffContent)
-const locationsOf = (locations: ReadonlyArray<Intent.Location>) => (locations.length === 0 ? {} : { locations })
-
-/** What a call shows when it starts, before any terminal block. */
-const callBody = (call: Intent.CallIntent): Array<ToolCallContent> => {
-  switch (call._tag) {
-    case "Terminal":
-    case "Generic":
-      return texts(call.content)
-    case "Diff":
-      return diffs(call.diffs)
-  }
 }
 
 const exitMeta = (terminalId: string, exit: ExitStatus | undefined) => ({
@@ -115,6 +98,12 @@ const makeSessionMapper = (
     const lock = yield* Effect.makeSemaphore(1)
     const timers = yield* FiberSet.make<void, never>()
     const calls = new Map<string, CallState>()
+    /** The content each ended call shows now, for the files it changed that follow its end (the newest few hundred). */
+    const ended = new Map<string, ReadonlyArray<ToolCallContent>>()
+    const remember = (callId: string, content: ReadonlyArray<ToolCallContent>) => {
+      ended.set(callId, content)
+      if (ended.size > MAX_ENDED) ended.delete(ended.keys().next().value!)
+    }
     const locked = <A>(effect: Effect.Effect<A>) => lock.withPermits(1)(Effect.suspend(() => effect))
     const send = (update: SessionUpdate) => emit({ sessionId, update })
 
@@ -208,37 +197,18 @@ const makeSessionMapper = (
         yield* flushPending(callId, state)
       })
 
-    /** The content a finished call shows, for a client in `form`. */
-    const finalContent = (state: CallState, callId: string, result: Intent.ResultIntent): ReadonlyArray<ToolCallContent> => {
-      // A card keeps its terminal block last whatever the result (an update's content replaces
-      // the list, and the terminal must stay on the card).
-      const onCard = (body: ReadonlyArray<ToolCallContent>) => (state.form._tag === "Card" ? [...body, terminalContent(callId)] : body)
-      switch (result._tag) {
-        case "Terminal":
-          return state.form._tag === "Card"
-            ? state.content
-            : state.form._tag === "Text"
-            ? [textContent(consoleFence(Intent.transcript(result)))]
-            // A call that started without a terminal may still end with one (a background start
-            // that died at once): it is shown as text, since the client never saw a terminal id.
-            : [...state.callTexts, textContent(consoleFence(Intent.transcript(result)))]
-        case "Generic":
-          return onCard(texts(result.content))
-        case "Diff":
-          return onCard(diffs(result.diffs))
-      }
-    }
-
     const onCompleted = (callId: string, result: Intent.ResultIntent) =>
       Effect.gen(function*() {
         const state = calls.get(callId)
         if (state === undefined) return yield* Effect.logWarning(`tool call ${callId} completed but was never started; ignored`)
         yield* finishOutput(callId, state, result._tag === "Terminal" ? result.output : undefined)
+        const content = finalContent(state.form, state, callId, result)
+        remember(callId, content)
         yield* send({
           sessionUpdate: "tool_call_update",
           toolCallId: callId,
           status: Intent.statusOf(result),
-          content: finalContent(state, callId, result),
+          content,
           ...(result._tag !== "Terminal" ? locationsOf(result.locations) : {}),
           ...(result.facts !== undefined ? { rawOutput: result.facts } : {}),
           // A result without a terminal still closes the terminal the card opened.
@@ -251,6 +221,7 @@ const makeSessionMapper = (
     const closeOne = (callId: string, state: CallState, signal: string) =>
       Effect.gen(function*() {
         yield* finishOutput(callId, state, undefined)
+        remember(callId, state.content)
         const status: ToolCallStatus = "failed"
         yield* send({
           sessionUpdate: "tool_call_update",
@@ -263,6 +234,16 @@ const makeSessionMapper = (
             : {})
         })
       })
+
+    /** Adds the files an ended call changed after its content; the content list is replaced, so it is all re-sent. */
+    const onFilesChanged = (callId: string, changed: Intent.ChangedFiles) => {
+      const content = ended.get(callId)
+      if (content === undefined) return Effect.logWarning(`files changed by ${callId}, which has not ended; ignored`)
+      if (Intent.isEmpty(changed)) return Effect.void
+      const next = [...content, ...changedContent(changed)]
+      remember(callId, next)
+      return send({ sessionUpdate: "tool_call_update", toolCallId: callId, content: next, ...locationsOf(changed.locations) })
+    }
 
     const consume = (event: HarnessEvent): Effect.Effect<void> =>
       locked(Effect.suspend((): Effect.Effect<void> => {
@@ -281,6 +262,8 @@ const makeSessionMapper = (
             return onOutput(event.callId, event.data)
           case "ToolCallCompleted":
             return onCompleted(event.callId, event.presentation)
+          case "ToolCallFilesChanged":
+            return onFilesChanged(event.callId, event.changed)
           case "TurnEnded":
             return flushAll
         }

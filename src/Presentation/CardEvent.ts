@@ -1,9 +1,10 @@
 /**
  * The life of one tool call's card, as any harness reports it and any UI draws it: started (with
- * its call intent), running, output chunks, completed (with its result intent), in that order.
+ * its call intent), running, output chunks, completed (with its result intent), in that order,
+ * and possibly the files it changed once it has ended.
  */
 import * as Data from "effect/Data"
-import type { CallIntent, ResultIntent } from "./Intent.js"
+import type { CallIntent, ChangedFiles, ResultIntent } from "./Intent.js"
 
 export type CardEvent = Data.TaggedEnum<{
   /** A call opens its card: `pending` while waiting for permission, else running. */
@@ -14,6 +15,8 @@ export type CardEvent = Data.TaggedEnum<{
   ToolOutput: { readonly callId: string; readonly data: string }
   /** The call ended; its card gets its final update. */
   ToolCallCompleted: { readonly callId: string; readonly presentation: ResultIntent }
+  /** After the end: the files the call changed, added to its card (never delays the end itself). */
+  ToolCallFilesChanged: { readonly callId: string; readonly changed: ChangedFiles }
 }>
 
 export const CardEvent = Data.taggedEnum<CardEvent>()

@@ -116,6 +116,20 @@ export type DiffResult = typeof DiffResult.Type
 /** The text a terminal's result reads as: its output, then its status lines. */
 export const transcript = (result: TerminalResult): string => result.output + result.statusLines.join("\n")
 
+/**
+ * The files a call changed, found after it ended (a display: the model is not told). Shown after
+ * the call's own content: diffs, then notes for files shown without one (binary, too large, more
+ * than the cap), with a location for each file.
+ */
+export const ChangedFiles = Schema.Struct({
+  diffs: Schema.Array(FileDiff),
+  notes: Schema.Array(Text),
+  locations: Schema.Array(Location)
+})
+export type ChangedFiles = typeof ChangedFiles.Type
+
+export const isEmpty = (changed: ChangedFiles): boolean => changed.diffs.length === 0 && changed.notes.length === 0 && changed.locations.length === 0
+
 /** How a result reads as a call's status: a terminal `completed` iff it exited 0. */
 export const statusOf = (result: ResultIntent): Status =>
   result._tag === "Terminal" ? (isSuccess(result.exit) ? "completed" : "failed") : result.status

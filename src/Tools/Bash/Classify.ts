@@ -94,6 +94,16 @@ const prescan = (s: string): string | undefined => {
   return quote === undefined ? s : undefined
 }
 
+/** Only what bash itself skips at the ends (String.trim would also drop \r and no-break spaces). */
+const trimBlanks = (s: string) => {
+  const blank = (c: string | undefined) => c === " " || c === "\t" || c === "\n"
+  let start = 0
+  let end = s.length
+  while (start < end && blank(s[start])) start++
+  while (end > start && blank(s[end - 1])) end--
+  return s.slice(start, end)
+}
+
 /**
  * The class of `command` as bash would run it in `cwd`, with one location per file or directory
  * it names. Pure, synchronous, never throws: anything unexpected is `execute`.
@@ -101,7 +111,7 @@ const prescan = (s: string): string | undefined => {
 export const classify = (command: string, cwd: string): Classification => {
   try {
     if (!isAbsolute(cwd)) return execute
-    const text = prescan(command.trim())
+    const text = prescan(trimBlanks(command))
     if (text === undefined) return execute
     const tokens = parse(text)
     // After the prescan only words and one `|` can remain; anything else means a misreading.

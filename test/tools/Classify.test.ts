@@ -165,8 +165,8 @@ describe("classify", () => {
     expect(rows.length).toBeGreaterThanOrEqual(60)
   })
 
-  const cases = rows.map(([command, kind, locations = []]) => ({ name: JSON.stringify(command), command, kind, locations }))
-  it.each(cases)("$name → $kind", ({ command, kind, locations }) => {
+  const cases = rows.map(([command, kind, locations = []]) => ({ command, kind, locations }))
+  it.each(cases)("$command → $kind", ({ command, kind, locations }) => {
     expect(classify(command, cwd)).toEqual({ kind, locations })
   })
 

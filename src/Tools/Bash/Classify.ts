@@ -21,7 +21,7 @@ import { isAbsolute, resolve } from "node:path"
 // The deep import loads only the parser (not `quote`) and avoids the package's index.d.ts, which
 // augments the global Array.join type.
 import parse from "shell-quote/parse.js"
-import { commands, filters } from "./CommandTable.js"
+import { isFilter, lookup } from "./CommandTable.js"
 
 export type CommandKind = "read" | "search" | "fetch" | "execute"
 
@@ -122,9 +122,9 @@ export const classify = (command: string, cwd: string): Classification => {
       else return execute
     }
     const [first, filter] = stages
-    const found = first && commands.get(first[0] ?? "")?.(first.slice(1))
+    const found = first && lookup(first)
     if (!found) return execute
-    if (filter !== undefined && filters.get(filter[0] ?? "")?.(filter.slice(1)) !== true) return execute
+    if (filter !== undefined && !isFilter(filter)) return execute
     const seen = new Set<string>()
     const locations: Array<Location> = []
     for (const p of found.paths) {

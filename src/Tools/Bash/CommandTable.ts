@@ -26,32 +26,48 @@ interface Parsed {
 }
 
 type LongKind = "flag" | "value" | "optional"
+type LongOptions = ReadonlyMap<string, { readonly kind: LongKind; readonly short: string | undefined }>
 
 interface OptionSpec {
   readonly flags: string
   readonly valued: string
-  readonly long: ReadonlyMap<string, { readonly kind: LongKind; readonly short: string | undefined }>
+  readonly longFlags: string
+  readonly longValued: string
   /** `-NUM` is an option (`head -5`, `grep -3`). */
   readonly numeric: boolean
 }
 
+/** `f()` computed once, on first call. */
+const once = <A>(f: () => A): (() => A) => {
+  let a: A | undefined
+  return () => (a ??= f())
+}
+
 /**
  * Short letters without and with a value; long names space-separated, `name=x` when it is the same
- * option as `-x`, `name?` when it takes a value only after `=` (`--color=auto`).
+ * option as `-x`, `name?` when it takes a value only after `=` (`--color=auto`). Only the strings
+ * are kept at import: building every table then cost ~1 ms of a cold start.
  */
-const spec = (flags: string, valued: string, longFlags = "", longValued = "", numeric = false): OptionSpec => {
-  const long = new Map<string, { kind: LongKind; short: string | undefined }>()
+const spec = (flags: string, valued: string, longFlags = "", longValued = "", numeric = false): OptionSpec =>
+  ({ flags, valued, longFlags, longValued, numeric })
+
+const longCache = new WeakMap<OptionSpec, LongOptions>()
+const longOptions = (s: OptionSpec): LongOptions => {
+  let long = longCache.get(s)
+  if (long !== undefined) return long
+  const built = new Map<string, { kind: LongKind; short: string | undefined }>()
   const add = (list: string, kind: LongKind) => {
     for (const entry of list.split(" ")) {
       if (entry === "") continue
       const optional = entry.endsWith("?")
       const [name = "", short] = (optional ? entry.slice(0, -1) : entry).split("=")
-      long.set(name, { kind: optional ? "optional" : kind, short })
+      built.set(name, { kind: optional ? "optional" : kind, short })
     }
   }
-  add(longFlags, "flag")
-  add(longValued, "value")
-  return { flags, valued, long, numeric }
+  add(s.longFlags, "flag")
+  add(s.longValued, "value")
+  longCache.set(s, long = built)
+  return long
 }
 
 /**
@@ -72,7 +88,7 @@ const getopt = (words: ReadonlyArray<string>, s: OptionSpec): Parsed | undefined
     } else if (w[1] === "-") {
       const eq = w.indexOf("=")
       const name = eq < 0 ? w.slice(2) : w.slice(2, eq)
-      const o = s.long.get(name)
+      const o = longOptions(s).get(name)
       if (o === undefined) return undefined
       let value = eq < 0 ? undefined : w.slice(eq + 1)
       if (o.kind === "flag" && value !== undefined) return undefined
@@ -257,12 +273,12 @@ const listPaths = (s: OptionSpec) => (words: ReadonlyArray<string>): Found | und
 }
 
 /** find: leading paths, then an expression of tests that neither run nor write anything. */
-const findNoArg = new Set(("-print -print0 -prune -quit -empty -true -false -readable -writable -executable " +
+const findNoArg = once(() => new Set(("-print -print0 -prune -quit -empty -true -false -readable -writable -executable " +
   "-nouser -nogroup -xdev -mount -depth -follow -noleaf -daystart -ls -o -or -a -and -not ! ( ) , " +
-  "-ignore_readdir_race -noignore_readdir_race").split(" "))
-const findOneArg = new Set(("-name -iname -path -ipath -wholename -iwholename -regex -iregex -regextype -type " +
+  "-ignore_readdir_race -noignore_readdir_race").split(" ")))
+const findOneArg = once(() => new Set(("-name -iname -path -ipath -wholename -iwholename -regex -iregex -regextype -type " +
   "-xtype -maxdepth -mindepth -mtime -mmin -atime -amin -ctime -cmin -newer -anewer -cnewer -size -perm -user " +
-  "-group -uid -gid -links -inum -samefile -lname -ilname -used -fstype -printf").split(" "))
+  "-group -uid -gid -links -inum -samefile -lname -ilname -used -fstype -printf").split(" ")))
 const findSearch = (words: ReadonlyArray<string>): Found | undefined => {
   let i = 0
   while (i < words.length && /^-[HLP]+$/.test(words[i]!)) i++
@@ -270,9 +286,9 @@ const findSearch = (words: ReadonlyArray<string>): Found | undefined => {
   while (i < words.length && !/^[-(!),]/.test(words[i]!)) paths.push(words[i++]!)
   for (; i < words.length; i++) {
     const w = words[i]!
-    if (findOneArg.has(w) || /^-newer[aBcmt][aBcmt]$/.test(w)) {
+    if (findOneArg().has(w) || /^-newer[aBcmt][aBcmt]$/.test(w)) {
       if (++i >= words.length) return undefined
-    } else if (!findNoArg.has(w)) {
+    } else if (!findNoArg().has(w)) {
       return undefined // -exec, -execdir, -ok, -delete, -fprint…, or unknown
     }
   }
@@ -319,7 +335,16 @@ const filterOnly = (s: OptionSpec) => (words: ReadonlyArray<string>) => {
   return p !== undefined && p.operands.length === 0
 }
 
-export const filters: ReadonlyMap<string, (words: ReadonlyArray<string>) => boolean> = new Map([
+/** Whether `words` (after the `|`) is one pure filter. */
+export const isFilter = (words: ReadonlyArray<string>): boolean =>
+  words.length > 0 && filters().get(words[0]!)?.(words.slice(1)) === true
+
+/** What the command `words` is, or undefined = execute. */
+export const lookup = (words: ReadonlyArray<string>): Found | undefined =>
+  words.length > 0 ? commands().get(words[0]!)?.(words.slice(1)) : undefined
+
+// Built on first use (not at import), like the long-option maps: a cold start never pays for them.
+const filters = once((): ReadonlyMap<string, (words: ReadonlyArray<string>) => boolean> => new Map([
   ["head", filterOnly(head)],
   ["tail", filterOnly(tail)],
   ["wc", filterOnly(spec("clmwL", "", "bytes=c chars=m lines=l words=w max-line-length=L"))],
@@ -336,9 +361,9 @@ export const filters: ReadonlyMap<string, (words: ReadonlyArray<string>) => bool
     // No files and no -r: grep filters stdin; a pattern is needed unless one came by -e/-f.
     return p !== undefined && !has(p, "r", "R") && p.operands.length === (has(p, "e", "f") ? 0 : 1)
   }]
-])
+]))
 
-export const commands: ReadonlyMap<string, (words: ReadonlyArray<string>) => Found | undefined> = new Map([
+const commands = once((): ReadonlyMap<string, (words: ReadonlyArray<string>) => Found | undefined> => new Map([
   ["cat", readFiles(spec("AbeEnstTuv", "", "show-all=A number-nonblank=b show-ends=E number=n squeeze-blank=s show-tabs=T show-nonprinting=v"))],
   ["head", readFiles(head)],
   ["tail", readFiles(tail)],
@@ -361,4 +386,4 @@ export const commands: ReadonlyMap<string, (words: ReadonlyArray<string>) => Fou
   ["tree", listPaths(tree)],
   ["curl", curlFetch],
   ["wget", wgetFetch]
-])
+]))

@@ -108,7 +108,7 @@ export const snapshot = (cwd: string, options: Options = {}): Effect.Effect<Opti
     const entries = yield* status(git, root)
     const rootReal = yield* Files.realRoot(root)
     const sorted = [...entries.values()].sort((a, b) => Buffer.compare(a.path, b.path))
-    const stats = yield* Effect.forEach(sorted, (e) => Files.lstat(Files.join(root, e.path)), { concurrency: 16 })
+    const stats = yield* Effect.forEach(sorted, (e) => Files.lstat(Files.join(root, e.path)))
     // Copies in path order while the budget lasts; a file over the per-file limit would get a
     // note anyway, so it costs nothing.
     let budget = limits.copyBudgetBytes
@@ -127,7 +127,7 @@ export const snapshot = (cwd: string, options: Options = {}): Effect.Effect<Opti
         ? Files.read(root, rootReal, entry.path, stat, limits.maxFileBytes)
         : Effect.succeed(Files.skipped("its old text was not kept (copy budget spent)"))).pipe(
           Effect.map((content): [string, DirtyFile] => [entry.key, { entry, stat, copy: content }])
-        ), { concurrency: 16 })
+        ))
     let copiedBytes = 0
     for (const [, f] of files) if (f.copy._tag === "Bytes") copiedBytes += f.copy.bytes.length
     return Option.some<Snapshot>({
@@ -206,7 +206,7 @@ export const changes = (before: Snapshot, options: Options = {}): Effect.Effect<
         if (stat === undefined || !racy(before, stat) || b.copy._tag !== "Bytes") return Option.none<Candidate>()
         const now = yield* Files.read(root, rootReal, path, stat, limits.maxFileBytes)
         return sameBytes(b.copy, now) ? Option.none<Candidate>() : Option.some<Candidate>({ key, path, before: b, after: a, now })
-      }), { concurrency: 16 })
+      }))
     const candidates = detected.flatMap((c) => Option.isSome(c) ? [c.value] : [])
 
     // Rendering, in batches until `maxFiles` are shown: a candidate whose content turns out
@@ -233,7 +233,7 @@ export const changes = (before: Snapshot, options: Options = {}): Effect.Effect<
           if (sameBytes(old, now)) return Option.none<FileChange>()
           const change: Change = old._tag === "Absent" ? "created" : now._tag === "Absent" ? "deleted" : "modified"
           return Option.some(render(Files.join(root, c.path).toString("utf8"), change, old, now))
-        }), { concurrency: 16 })
+        }))
       for (const r of rendered) if (Option.isSome(r)) files.push(r.value)
     }
     return { files, omitted: candidates.length - next }

@@ -48,9 +48,11 @@ export const join = (root: string, rel: Buffer): Buffer => Buffer.concat([Buffer
 
 /** `lstat`; undefined when nothing is there (or it cannot be looked at). */
 export const lstat = (file: Buffer): Effect.Effect<Stat | undefined> =>
-  Effect.promise(() =>
-    fs.promises.lstat(file, { bigint: true }).then(
-      (s): Stat => ({
+  Effect.sync(() => {
+    try {
+      const s = fs.lstatSync(file, { bigint: true, throwIfNoEntry: false })
+      if (s === undefined) return undefined
+      return {
         size: Number(s.size),
         mtimeNs: s.mtimeNs,
         ctimeNs: s.ctimeNs,
@@ -58,52 +60,64 @@ export const lstat = (file: Buffer): Effect.Effect<Stat | undefined> =>
         mode: Number(s.mode),
         isFile: s.isFile(),
         isSymlink: s.isSymbolicLink()
-      }),
-      () => undefined
-    )
-  )
+      }
+    } catch {
+      return undefined
+    }
+  })
 
 /** Resolves the root once per snapshot: the containment check compares real paths. */
 export const realRoot = (root: string): Effect.Effect<Buffer> =>
-  Effect.promise(() => fs.promises.realpath(root, { encoding: "buffer" }).catch(() => Buffer.from(root)))
-
-const insideRoot = (rootReal: Buffer, rel: Buffer, root: string): Effect.Effect<boolean> => {
-  const slash = rel.lastIndexOf(0x2f)
-  // Directly under the root: nothing between to be a link.
-  if (slash === -1) return Effect.succeed(true)
-  return Effect.promise(() =>
-    fs.promises.realpath(join(root, rel.subarray(0, slash)), { encoding: "buffer" }).then(
-      (real) => real.equals(rootReal) || (real.length > rootReal.length && real[rootReal.length] === 0x2f && real.subarray(0, rootReal.length).equals(rootReal)),
-      () => false
-    )
-  )
-}
-
-const readNoFollow = (file: Buffer, limit: number): Promise<Content> =>
-  fs.promises.open(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK).then(async (handle) => {
+  Effect.sync(() => {
     try {
-      const stat = await handle.stat()
-      if (!stat.isFile()) return skipped("not a regular file")
-      if (stat.size > limit) return tooLarge(stat.size)
-      // One byte past the limit tells a file that grew since the fstat.
-      const buffer = Buffer.alloc(Math.min(stat.size, limit) + 1)
-      let length = 0
-      for (;;) {
-        const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length)
-        if (bytesRead === 0) break
-        length += bytesRead
-        if (length === buffer.length) break
-      }
-      if (length > limit) return tooLarge(length)
-      return bytes(buffer.subarray(0, length))
-    } finally {
-      await handle.close()
+      return fs.realpathSync(root, { encoding: "buffer" })
+    } catch {
+      return Buffer.from(root)
     }
   })
+
+const insideRoot = (rootReal: Buffer, rel: Buffer, root: string): boolean => {
+  const slash = rel.lastIndexOf(0x2f)
+  // Directly under the root: nothing between to be a link.
+  if (slash === -1) return true
+  try {
+    const real = fs.realpathSync(join(root, rel.subarray(0, slash)), { encoding: "buffer" })
+    return real.equals(rootReal) ||
+      (real.length > rootReal.length && real[rootReal.length] === 0x2f && real.subarray(0, rootReal.length).equals(rootReal))
+  } catch {
+    return false
+  }
+}
+
+const readNoFollow = (file: Buffer, limit: number): Content => {
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK)
+  try {
+    const stat = fs.fstatSync(fd)
+    if (!stat.isFile()) return skipped("not a regular file")
+    if (stat.size > limit) return tooLarge(stat.size)
+    // One byte past the limit tells a file that grew since the fstat.
+    const buffer = Buffer.alloc(Math.min(stat.size, limit) + 1)
+    let length = 0
+    for (;;) {
+      const n = fs.readSync(fd, buffer, length, buffer.length - length, length)
+      if (n === 0) break
+      length += n
+      if (length === buffer.length) break
+    }
+    if (length > limit) return tooLarge(length)
+    return bytes(buffer.subarray(0, length))
+  } finally {
+    fs.closeSync(fd)
+  }
+}
 
 /**
  * The content of `root/rel` now, given its `lstat` (undefined = absent). A symlink yields its
  * target; anything else that is not a regular file is skipped.
+ *
+ * Synchronous on purpose: these are small local files (at most `limit` bytes each, and a bounded
+ * number of them); a thread-pool round trip per `open`/`stat`/`read`/`close` cost more than the
+ * reads themselves, and Effect's scheduler still yields between files of a long list.
  */
 export const read = (
   root: string,
@@ -112,20 +126,16 @@ export const read = (
   stat: Stat | undefined,
   limit: number
 ): Effect.Effect<Content> =>
-  Effect.gen(function*() {
+  Effect.sync(() => {
     if (stat === undefined) return absent
     if (!stat.isFile && !stat.isSymlink) return skipped("not a regular file")
     if (stat.size > limit) return tooLarge(stat.size)
-    if (!(yield* insideRoot(rootReal, rel, root))) return skipped("outside the repository")
+    if (!insideRoot(rootReal, rel, root)) return skipped("outside the repository")
     const file = join(root, rel)
-    if (stat.isSymlink) {
-      return yield* Effect.promise(() =>
-        fs.promises.readlink(file, { encoding: "buffer" }).then(bytes, (): Content => absent)
-      )
+    try {
+      return stat.isSymlink ? bytes(fs.readlinkSync(file, { encoding: "buffer" })) : readNoFollow(file, limit)
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code
+      return code === "ENOENT" ? absent : code === "ELOOP" ? skipped("a symlink (not followed)") : skipped(`unreadable (${code ?? "error"})`)
     }
-    return yield* Effect.promise(() =>
-      readNoFollow(file, limit).catch((e: NodeJS.ErrnoException): Content =>
-        e.code === "ENOENT" ? absent : e.code === "ELOOP" ? skipped("a symlink (not followed)") : skipped(`unreadable (${e.code ?? "error"})`)
-      )
-    )
   })

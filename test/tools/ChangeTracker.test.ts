@@ -74,6 +74,22 @@ describe("ChangeTracker", () => {
       expect(yield* tracker.after(snap.value)).toEqual({ files: [], omitted: 0 })
     }))
 
+  it.scopedLive("a work tree where git fails is not asked again in the session", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir()
+      fs.writeFileSync(path.join(dir, ".git"), "gitdir: /nonexistent\n")
+      const counting = countingGit()
+      const { logs, layer } = captureLogs()
+      const tracker = yield* ChangeTracker.make({ git: counting.git })
+      expect(Option.isNone(yield* tracker.before(dir).pipe(Effect.provide(layer)))).toBe(true)
+      expect(Option.isNone(yield* tracker.before(dir).pipe(Effect.provide(layer)))).toBe(true)
+      expect(counting.spawns()).toBe(1)
+      expect(logs.filter((l) => l.includes(`changed files: none for ${dir}`))).toHaveLength(1)
+      // Other work trees still work.
+      const repo = initRepo(yield* tempDir())
+      expect(Option.isSome(yield* tracker.before(repo))).toBe(true)
+    }))
+
   it("enabledFromEnv", () => {
     expect(ChangeTracker.enabledFromEnv({})).toBe(true)
     expect(ChangeTracker.enabledFromEnv({ DSH_ACP_DIFFS: "1" })).toBe(true)

@@ -7,7 +7,7 @@ import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as ChangedFiles from "../../src/Tools/Bash/ChangedFiles.js"
-import { around, bash, countingGit, git, initRepo, only, tempDir } from "./changedFilesSupport.js"
+import { around, countingGit, git, initRepo, only, tempDir } from "./changedFilesSupport.js"
 
 describe("ChangedFiles: the issue's cases", () => {
   it.scopedLive("an append to a tracked file: old text from the index, new text exact", () =>

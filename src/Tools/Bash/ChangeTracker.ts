@@ -10,7 +10,8 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
-import { changes, type FileChanges, noChanges, type Options, snapshot, type Snapshot } from "./ChangedFiles.js"
+import { changes, type FileChanges, noChanges, type Options, type Snapshot, snapshotOrFail } from "./ChangedFiles.js"
+import { findWorkTree } from "./Git.js"
 
 export const DEFAULT_BUDGET_MS = 100
 
@@ -40,6 +41,9 @@ export const make = (config: Config = {}): Effect.Effect<ChangeTracker> =>
   Effect.gen(function*() {
     const budgetMs = config.budgetMs ?? DEFAULT_BUDGET_MS
     const state = yield* Ref.make<State>(config.enabled === false ? { _tag: "Off", why: "disabled" } : { _tag: "On" })
+    // Work trees where git failed (a repository owned by another user, a broken `.git`): asking
+    // again at every call would cost a spawn each time for the same answer.
+    const failedRoots = yield* Ref.make<ReadonlySet<string>>(new Set())
     const options: Options = {
       ...(config.git === undefined ? {} : { git: config.git }),
       ...(config.limits === undefined ? {} : { limits: config.limits })
@@ -62,7 +66,16 @@ export const make = (config: Config = {}): Effect.Effect<ChangeTracker> =>
     const before = (cwd: string): Effect.Effect<Option.Option<Snapshot>> =>
       Effect.gen(function*() {
         if ((yield* Ref.get(state))._tag === "Off") return Option.none()
-        const taken = yield* snapshot(cwd, options)
+        const root = yield* findWorkTree(cwd)
+        if (Option.isNone(root) || (yield* Ref.get(failedRoots)).has(root.value)) return Option.none()
+        const taken = yield* snapshotOrFail(cwd, options).pipe(
+          Effect.catchTag("GitError", (e) =>
+            Ref.update(failedRoots, (roots) => new Set([...roots, e.root])).pipe(
+              Effect.zipRight(Effect.logInfo(`changed files: none for ${e.root} in this session (git status: ${e.message})`)),
+              Effect.as(Option.none<Snapshot>())
+            )
+          )
+        )
         if (Option.isSome(taken) && taken.value.durationMs > budgetMs) {
           yield* overBudget("a git status snapshot", taken.value.durationMs)
         }

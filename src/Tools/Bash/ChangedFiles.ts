@@ -94,9 +94,10 @@ const status = (git: Git, root: string): Effect.Effect<Map<string, StatusEntry>,
 
 /**
  * The status of the work tree holding `cwd`, with stats and bounded copies of the dirty files.
- * None outside a work tree (found with `stat` calls only: no process is spawned) or when git fails.
+ * None outside a work tree (found with `stat` calls only: no process is spawned); fails when git
+ * does (a `.git` git rejects, a repository owned by another user, no `git` on PATH).
  */
-export const snapshot = (cwd: string, options: Options = {}): Effect.Effect<Option.Option<Snapshot>> =>
+export const snapshotOrFail = (cwd: string, options: Options = {}): Effect.Effect<Option.Option<Snapshot>, GitError> =>
   Effect.gen(function*() {
     const found = yield* findWorkTree(cwd)
     if (Option.isNone(found)) return Option.none()
@@ -112,22 +113,17 @@ export const snapshot = (cwd: string, options: Options = {}): Effect.Effect<Opti
     // Copies in path order while the budget lasts; a file over the per-file limit would get a
     // note anyway, so it costs nothing.
     let budget = limits.copyBudgetBytes
-    const plan = sorted.map((entry, i): [StatusEntry, Files.Stat | undefined, boolean] => {
+    const files = yield* Effect.forEach(sorted, (entry, i) => {
       const stat = stats[i]
-      const copy = stat !== undefined && stat.size <= limits.maxFileBytes && stat.size <= budget
-      if (copy) budget -= stat.size
-      return [entry, stat, copy]
-    })
-    const files = yield* Effect.forEach(plan, ([entry, stat, copy]) =>
-      (stat === undefined
+      const content = stat === undefined
         ? Effect.succeed(Files.absent)
         : stat.size > limits.maxFileBytes
         ? Effect.succeed(Files.tooLarge(stat.size))
-        : copy
-        ? Files.read(root, rootReal, entry.path, stat, limits.maxFileBytes)
-        : Effect.succeed(Files.skipped("its old text was not kept (copy budget spent)"))).pipe(
-          Effect.map((content): [string, DirtyFile] => [entry.key, { entry, stat, copy: content }])
-        ))
+        : stat.size > budget
+        ? Effect.succeed(Files.skipped("its old text was not kept (copy budget spent)"))
+        : (budget -= stat.size, Files.read(root, rootReal, entry.path, stat, limits.maxFileBytes))
+      return Effect.map(content, (copy): [string, DirtyFile] => [entry.key, { entry, stat, copy }])
+    })
     let copiedBytes = 0
     for (const [, f] of files) if (f.copy._tag === "Bytes") copiedBytes += f.copy.bytes.length
     return Option.some<Snapshot>({
@@ -138,7 +134,11 @@ export const snapshot = (cwd: string, options: Options = {}): Effect.Effect<Opti
       copiedBytes,
       limits
     })
-  }).pipe(
+  })
+
+/** {@link snapshotOrFail}, with a git failure as None (logged at debug level). */
+export const snapshot = (cwd: string, options: Options = {}): Effect.Effect<Option.Option<Snapshot>> =>
+  snapshotOrFail(cwd, options).pipe(
     Effect.catchTag("GitError", (e) =>
       Effect.logDebug(`changed files: no snapshot (git ${e.args.join(" ")}: ${e.message})`).pipe(Effect.as(Option.none()))
     )

@@ -17,6 +17,8 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 
 export class GitError extends Data.TaggedError("GitError")<{
+  /** The work tree git ran in. */
+  readonly root: string
   readonly args: ReadonlyArray<string>
   readonly message: string
 }> {}
@@ -62,7 +64,7 @@ export const live: Git = {
   run: (root, args, options = {}) =>
     Effect.async<Buffer, GitError>((resume) => {
       const argv = ["-C", root, ...args]
-      const fail = (message: string) => resume(Effect.fail(new GitError({ args, message })))
+      const fail = (message: string) => resume(Effect.fail(new GitError({ root, args, message })))
       const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES
       let child: cp.ChildProcess
       try {
@@ -88,20 +90,20 @@ export const live: Git = {
         outBytes += chunk.length
         if (outBytes > maxBytes) {
           child.kill("SIGKILL")
-          finish(Effect.fail(new GitError({ args, message: `output over ${maxBytes} bytes` })))
+          finish(Effect.fail(new GitError({ root, args, message: `output over ${maxBytes} bytes` })))
         } else out.push(chunk)
       })
       child.stderr!.setEncoding("utf8")
       child.stderr!.on("data", (chunk: string) => {
         if (err.length < 4096) err += chunk
       })
-      child.on("error", (e) => finish(Effect.fail(new GitError({ args, message: e.message }))))
+      child.on("error", (e) => finish(Effect.fail(new GitError({ root, args, message: e.message }))))
       // `close`, not `exit`: stdout must be fully read before we parse it.
       child.on("close", (code, signal) =>
         finish(
           code === 0
             ? Effect.succeed(Buffer.concat(out, outBytes))
-            : Effect.fail(new GitError({ args, message: `exit ${code ?? signal}: ${err.trim().split("\n")[0] ?? ""}` }))
+            : Effect.fail(new GitError({ root, args, message: `exit ${code ?? signal}: ${err.trim().split("\n")[0] ?? ""}` }))
         )
       )
       if (options.stdin !== undefined) {

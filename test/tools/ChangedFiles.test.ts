@@ -204,6 +204,29 @@ describe("ChangedFiles: old text", () => {
     }))
 })
 
+describe("ChangedFiles: shapes", () => {
+  it.scopedLive("a tracked file replaced by a directory is deleted; the files inside are created", () =>
+    Effect.gen(function*() {
+      const repo = initRepo(yield* tempDir(), { "x": "file\n" })
+      expect((yield* around(repo, "rm x && mkdir x && echo in > x/y")).files).toEqual([
+        { path: path.join(repo, "x"), change: "deleted", diff: { oldText: "file\n", newText: "" } },
+        { path: path.join(repo, "x/y"), change: "created", diff: { oldText: null, newText: "in\n" } }
+      ])
+    }))
+
+  it.scopedLive("a repository without commits: everything is new", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir()
+      git(dir, "init", "-q")
+      fs.writeFileSync(path.join(dir, "staged"), "s\n")
+      git(dir, "add", "staged")
+      expect((yield* around(dir, "echo more >> staged; echo n > fresh")).files).toEqual([
+        { path: path.join(dir, "fresh"), change: "created", diff: { oldText: null, newText: "n\n" } },
+        { path: path.join(dir, "staged"), change: "modified", diff: { oldText: "s\n", newText: "s\nmore\n" } }
+      ])
+    }))
+})
+
 describe("ChangedFiles: outside git", () => {
   it.scopedLive("a cwd outside any work tree: None, and no git process", () =>
     Effect.gen(function*() {

@@ -19,6 +19,7 @@
  * - A non-UTF-8 file name is read and compared by its bytes, but the absolute `path` string it
  *   yields decodes them as UTF-8 (lossy: U+FFFD), which is all a JSON string can carry.
  * - A change that leaves the content identical (`touch`, `chmod`) is not shown.
+ * - Binary means a NUL byte; other text that is not UTF-8 is decoded lossily (U+FFFD).
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -76,7 +77,10 @@ export interface FileChange {
 export interface FileChanges {
   /** At most `maxFiles`, ordered by path bytes. */
   readonly files: ReadonlyArray<FileChange>
-  /** Changed files beyond `maxFiles`, not shown. */
+  /**
+   * Files beyond `maxFiles` whose status or stat changed, not shown and not read (so one whose
+   * content turned out the same, a `touch`, would be counted here).
+   */
   readonly omitted: number
 }
 

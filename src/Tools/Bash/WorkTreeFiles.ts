@@ -127,7 +127,8 @@ export const read = (
   limit: number
 ): Effect.Effect<Content> =>
   Effect.sync(() => {
-    if (stat === undefined) return absent
+    // A directory where git had a file: the file is gone (git lists what is inside separately).
+    if (stat === undefined || (stat.mode & fs.constants.S_IFMT) === fs.constants.S_IFDIR) return absent
     if (!stat.isFile && !stat.isSymlink) return skipped("not a regular file")
     if (stat.size > limit) return tooLarge(stat.size)
     if (!insideRoot(rootReal, rel, root)) return skipped("outside the repository")

@@ -115,6 +115,26 @@ const gitStatusAlone = async (cwd) => {
   return now() - t0
 }
 
+// CPU time, which a busy machine inflates far less than wall time: the children's (git, bash) from
+// /proc/self/stat (cutime + cstime of waited-for children, in clock ticks), Node's own from
+// process.cpuUsage(). Phases, not interleaving: the counters are process-wide.
+const CLK_TCK = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100
+const childCpuMs = () => {
+  const fields = readFileSync("/proc/self/stat", "utf8").replace(/^.*\) /, "").split(" ")
+  // After the command name: field 3 is the state; cutime and cstime are fields 16 and 17.
+  return ((Number(fields[13]) + Number(fields[14])) * 1000) / CLK_TCK
+}
+const ownCpuMs = () => {
+  const u = process.cpuUsage()
+  return (u.user + u.system) / 1000
+}
+const cpuPerCall = async (rounds, fn) => {
+  const child0 = childCpuMs()
+  const own0 = ownCpuMs()
+  for (let i = 0; i < rounds; i++) await fn()
+  return { child: (childCpuMs() - child0) / rounds, own: (ownCpuMs() - own0) / rounds }
+}
+
 const summary = (xs) => ({ median: median(xs), p95: percentile(xs, 95) })
 
 const measure = async (label, cwd, rounds) => {
@@ -128,6 +148,8 @@ const measure = async (label, cwd, rounds) => {
     calls.push(await withDiffs(cwd))
     if (cwd.includes("repo-")) statuses.push(await gitStatusAlone(cwd))
   }
+  const cpuFloor = await cpuPerCall(rounds, () => floor(cwd))
+  const cpuCall = await cpuPerCall(rounds, () => withDiffs(cwd))
   const floorS = summary(floors)
   const before = summary(calls.map((c) => c.beforeMs))
   const after = summary(calls.map((c) => c.afterMs))
@@ -140,6 +162,7 @@ const measure = async (label, cwd, rounds) => {
     after,
     total,
     gitStatus: statuses.length ? summary(statuses) : undefined,
+    cpu: { floor: cpuFloor, call: cpuCall, added: cpuCall.child + cpuCall.own - cpuFloor.child - cpuFloor.own },
     addedCritical: before.median,
     addedTotal: total.median - floorS.median,
     ratioCritical: (floorS.median + before.median) / floorS.median,
@@ -182,6 +205,15 @@ const markdown = (results) => {
     "",
     `Medians of ${results.rows.map((r) => r.rounds).join(" / ")} interleaved rounds, after 3 warm-up calls each. ` +
       `p95 of the added total: ${results.rows.map((r) => `${r.label}: ${ms(r.total.p95 - r.floor.median)}`).join("; ")}.`,
+    "",
+    "CPU time per call (load-robust: a busy machine stretches wall time, much less CPU time), averaged over",
+    "the same number of calls run back to back; child = git and bash processes, own = this Node process:",
+    "",
+    "| | floor CPU (child + own) | with diffs CPU (child + own) | added CPU |",
+    "|---|---|---|---|",
+    ...results.rows.map((r) =>
+      `| ${r.label} | ${ms(r.cpu.floor.child)} + ${ms(r.cpu.floor.own)} | ${ms(r.cpu.call.child)} + ${ms(r.cpu.call.own)} | **${ms(r.cpu.added)}** |`
+    ),
     "",
     `Target ≤ +${TARGET_MS} ms median at 1,000 files: before + after ${met ? "yes" : "**NO**"}; the critical path alone ${metCritical ? "yes" : "**NO**"}.`,
     "What dominates: each snapshot is one `git` process (`git status` alone, last column); the rest is",

@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as ChangeTracker from "../../src/Tools/Bash/ChangeTracker.js"
+import { gitEnv } from "../../src/Tools/Bash/Git.js"
 import * as GitStatus from "../../src/Tools/Bash/GitStatus.js"
 import { bash, countingGit, initRepo, tempDir } from "./changedFilesSupport.js"
 
@@ -94,6 +95,13 @@ describe("ChangeTracker", () => {
     expect(ChangeTracker.enabledFromEnv({})).toBe(true)
     expect(ChangeTracker.enabledFromEnv({ DSH_ACP_DIFFS: "1" })).toBe(true)
     for (const off of ["0", "false", "OFF", "no", " 0 "]) expect(ChangeTracker.enabledFromEnv({ DSH_ACP_DIFFS: off })).toBe(false)
+  })
+})
+
+describe("Git", () => {
+  it("git's environment: no prompt, no optional index lock, C locale, nothing pointing at another repository", () => {
+    const env = gitEnv({ PATH: "/bin", GIT_DIR: "/elsewhere/.git", GIT_WORK_TREE: "/elsewhere", GIT_INDEX_FILE: "/i", HOME: "/h" })
+    expect(env).toEqual({ PATH: "/bin", HOME: "/h", GIT_TERMINAL_PROMPT: "0", GIT_OPTIONAL_LOCKS: "0", LC_ALL: "C" })
   })
 })
 

@@ -216,9 +216,12 @@ const markdown = (results) => {
     ),
     "",
     `Target ≤ +${TARGET_MS} ms median at 1,000 files: before + after ${met ? "yes" : "**NO**"}; the critical path alone ${metCritical ? "yes" : "**NO**"}.`,
-    "What dominates: each snapshot is one `git` process (`git status` alone, last column); the rest is",
-    "Node reading the status and stat'ing and copying the dirty files. Outside git nothing is spawned",
-    "(a walk up the directories looking for `.git`).",
+    "What dominates: each snapshot is one `git status` process (last column of the first table); Node's",
+    "own part (parsing, `lstat` and copies of the dirty files) is the snapshot minus that: " +
+      results.rows.filter((r) => r.gitStatus !== undefined).map((r) => `${r.label}: ${ms(r.before.median - r.gitStatus.median)}`).join("; ") + ".",
+    "Relative to the floor (one bash spawn), which load stretches alike, the critical path adds " +
+      results.rows.map((r) => `${r.label}: ${(r.addedCritical / r.floor.median).toFixed(2)}×`).join("; ") + " of a floor.",
+    "Outside git nothing is spawned (a walk up the directories looking for `.git`).",
     END,
     ""
   ].join("\n")

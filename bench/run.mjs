@@ -14,7 +14,7 @@
 //
 // Timing thresholds live here and in the report, never in tests.
 import { execFileSync, spawn } from "node:child_process"
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { availableParallelism, cpus, tmpdir, totalmem } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -734,6 +734,15 @@ export const runAll = async ({ agent, short, only = ALL, baseline, baselineLabel
   return results
 }
 
+/**
+ * Sections written by other benchmark scripts (`<!-- name:start -->` … `<!-- name:end -->`, e.g.
+ * bench/changed-files.mjs) survive this script's rewrite of the file, appended after its own text.
+ */
+const keepOtherSections = (text, previous) => {
+  const kept = [...previous.matchAll(/<!-- ([\w-]+):start -->[\s\S]*?<!-- \1:end -->\n?/g)].map((m) => m[0])
+  return kept.length === 0 ? text : [text.replace(/\n*$/, "\n"), ...kept].join("\n")
+}
+
 const main = async () => {
   const argv = process.argv.slice(2)
   const flag = (name) => argv.includes(name)
@@ -754,7 +763,8 @@ const main = async () => {
     const text = markdown(results, { short, argv: argv.filter((a) => a !== "--no-write") })
     if (flag("--no-write")) process.stdout.write(text)
     else {
-      writeFileSync(join(root, "docs", "BENCHMARKS.md"), text)
+      const file = join(root, "docs", "BENCHMARKS.md")
+      writeFileSync(file, keepOtherSections(text, existsSync(file) ? readFileSync(file, "utf8") : ""))
       process.stderr.write(text)
       process.stderr.write("bench: wrote docs/BENCHMARKS.md\n")
     }

@@ -1,0 +1,120 @@
+/**
+ * The changed-files display for one session: on or off, and the cost guard.
+ *
+ * The snapshot before a command is on that command's critical path (it must finish before the
+ * command starts), and `git status` in a big repository can take far longer than the command.
+ * So each snapshot is timed, and the first one over the budget turns the feature off for the
+ * rest of the session, with one log line. The snapshot that went over is still used: its cost is
+ * paid, and its comparison runs after the command has been reported.
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import { changes, type FileChanges, noChanges, type Options, type Snapshot, snapshotOrFail } from "./ChangedFiles.js"
+import { findWorkTree } from "./Git.js"
+
+export const DEFAULT_BUDGET_MS = 100
+
+export interface Config extends Options {
+  /** False: never snapshot (`--no-diffs`, `DSH_ACP_DIFFS=0`). */
+  readonly enabled?: boolean
+  /** A snapshot (or the after-status) slower than this turns the feature off for the session. */
+  readonly budgetMs?: number
+}
+
+export interface ChangeTracker {
+  /** Before a command runs in `cwd`: None when off, outside a git work tree, or git failed. */
+  readonly before: (cwd: string) => Effect.Effect<Option.Option<Snapshot>>
+  /** After the command: the files it changed. Never fails (a git failure is logged: no changes). */
+  readonly after: (before: Snapshot) => Effect.Effect<FileChanges>
+  /** `before`, the command, then `after` unstarted: run it once the command has been reported. */
+  readonly around: <A, E, R>(
+    cwd: string,
+    command: Effect.Effect<A, E, R>
+  ) => Effect.Effect<readonly [A, Effect.Effect<FileChanges>], E, R>
+  readonly enabled: Effect.Effect<boolean>
+}
+
+type State = { readonly _tag: "On" } | { readonly _tag: "Off"; readonly why: string }
+
+export const make = (config: Config = {}): Effect.Effect<ChangeTracker> =>
+  Effect.gen(function*() {
+    const budgetMs = config.budgetMs ?? DEFAULT_BUDGET_MS
+    const state = yield* Ref.make<State>(config.enabled === false ? { _tag: "Off", why: "disabled" } : { _tag: "On" })
+    // Work trees where git failed (a repository owned by another user, a broken `.git`): asking
+    // again at every call would cost a spawn each time for the same answer.
+    const failedRoots = yield* Ref.make<ReadonlySet<string>>(new Set())
+    const options: Options = {
+      ...(config.git === undefined ? {} : { git: config.git }),
+      ...(config.limits === undefined ? {} : { limits: config.limits })
+    }
+
+    // Only the fiber that flips On → Off logs, so concurrent calls log once.
+    const overBudget = (what: string, ms: number) =>
+      Ref.modify(state, (s): [boolean, State] =>
+        s._tag === "On" ? [true, { _tag: "Off", why: `${what} took ${ms.toFixed(0)} ms` }] : [false, s]
+      ).pipe(
+        Effect.flatMap((flipped) =>
+          flipped
+            ? Effect.logWarning(
+              `changed files: off for this session: ${what} took ${ms.toFixed(1)} ms (budget ${budgetMs} ms)`
+            )
+            : Effect.void
+        )
+      )
+
+    const before = (cwd: string): Effect.Effect<Option.Option<Snapshot>> =>
+      Effect.gen(function*() {
+        if ((yield* Ref.get(state))._tag === "Off") return Option.none()
+        const root = yield* findWorkTree(cwd)
+        if (Option.isNone(root) || (yield* Ref.get(failedRoots)).has(root.value)) return Option.none()
+        const taken = yield* snapshotOrFail(cwd, options).pipe(
+          Effect.catchTag("GitError", (e) =>
+            Ref.update(failedRoots, (roots) => new Set([...roots, e.root])).pipe(
+              Effect.zipRight(Effect.logInfo(`changed files: none for ${e.root} in this session (git status: ${e.message})`)),
+              Effect.as(Option.none<Snapshot>())
+            )
+          )
+        )
+        if (Option.isSome(taken) && taken.value.durationMs > budgetMs) {
+          yield* overBudget("a git status snapshot", taken.value.durationMs)
+        }
+        return taken
+      })
+
+    const after = (snap: Snapshot): Effect.Effect<FileChanges> =>
+      Effect.gen(function*() {
+        const started = performance.now()
+        const result = yield* changes(snap, options)
+        const ms = performance.now() - started
+        if (ms > budgetMs) yield* overBudget("comparing a git status snapshot", ms)
+        return result
+      }).pipe(
+        Effect.catchTag("GitError", (e) =>
+          Effect.logDebug(`changed files: none shown (git ${e.args.join(" ")}: ${e.message})`).pipe(Effect.as(noChanges))
+        )
+      )
+
+    const around = <A, E, R>(cwd: string, command: Effect.Effect<A, E, R>) =>
+      Effect.gen(function*() {
+        const snap = yield* before(cwd)
+        const result = yield* command
+        return [result, Option.match(snap, { onNone: () => Effect.succeed(noChanges), onSome: after })] as const
+      })
+
+    return {
+      before,
+      after,
+      around,
+      enabled: Ref.get(state).pipe(Effect.map((s) => s._tag === "On"))
+    }
+  })
+
+/**
+ * The feature's switch from the environment: on unless `DSH_ACP_DIFFS` is `0`, `false`, `off` or
+ * `no`. `--no-diffs` (parsed by the command line) wins over it.
+ */
+export const enabledFromEnv = (env: Readonly<Record<string, string | undefined>> = process.env): boolean => {
+  const value = env["DSH_ACP_DIFFS"]?.trim().toLowerCase()
+  return !(value === "0" || value === "false" || value === "off" || value === "no")
+}

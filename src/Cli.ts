@@ -4,6 +4,7 @@
  */
 import * as Either from "effect/Either"
 import * as ModelSpec from "./Model/ModelSpec.js"
+import { enabledFromEnv } from "./Tools/Bash/ChangeTracker.js"
 
 /** Kept equal to package.json's version by a test (reading package.json would cost start-up time). */
 export const VERSION = "0.1.0"
@@ -18,6 +19,8 @@ export interface AgentOptions {
   readonly model: ModelSpec.ModelSpec | undefined
   /** With a model: run its commands without asking the user first. */
   readonly approveAll: boolean
+  /** Show the files a command changed (in a git work tree) on its card. */
+  readonly diffs: boolean
 }
 
 export type Command =
@@ -36,6 +39,8 @@ Usage:
 Options:
   --timeout-ms <n>     default timeout of a foreground command (default 120000, at most 600000)
   --no-live-output     send a command's output when it ends instead of while it runs
+  --no-diffs           do not show the files a command changed (env DSH_ACP_DIFFS=0); shown by
+                       default when the command runs in a git work tree
   --log-level <level>  none | error | warning | info | debug (default: warning); logs go to stderr
   --fallback           (demo) act as a client without terminal cards: the \`\`\`console text fallback
 
@@ -62,6 +67,7 @@ export const parseArgs = (
   const model: { model?: string; baseUrl?: string; apiKeyEnv?: string } = {}
   let approveAll = env["DSH_ACP_APPROVE_ALL"] === "1" || env["DSH_ACP_APPROVE_ALL"] === "true"
   let liveOutput = true
+  let diffs = enabledFromEnv(env)
   let logLevel: LogLevel = "warning"
   let fallback = false
   const positional: Array<string> = []
@@ -84,6 +90,9 @@ export const parseArgs = (
       }
       case "--no-live-output":
         liveOutput = false
+        break
+      case "--no-diffs":
+        diffs = false
         break
       case "--log-level": {
         const raw = value()
@@ -115,7 +124,7 @@ export const parseArgs = (
   }
   const spec = ModelSpec.resolve(ModelSpec.mergeSettings(model, ModelSpec.settingsFromEnv(env)), env)
   if (Either.isLeft(spec)) return Either.left(spec.left)
-  const options: AgentOptions = { timeoutMs, liveOutput, logLevel, model: spec.right, approveAll }
+  const options: AgentOptions = { timeoutMs, liveOutput, logLevel, model: spec.right, approveAll, diffs }
   if (positional[0] === "demo") {
     return Either.right({ _tag: "Demo", script: positional.length > 1 ? positional.slice(1).join(" ") : undefined, fallback, options })
   }

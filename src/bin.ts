@@ -13,6 +13,7 @@ import * as BashLive from "./Bash/BashLive.js"
 import * as Server from "./Bridge/Server.js"
 import { type AgentOptions, HELP, type LogLevel as CliLogLevel, parseArgs, VERSION } from "./Cli.js"
 import * as ShellHarness from "./Harness/ShellHarness.js"
+import * as ChangeTracker from "./Tools/Bash/ChangeTracker.js"
 
 const levels: Record<CliLogLevel, LogLevel.LogLevel> = {
   none: LogLevel.None,
@@ -45,6 +46,7 @@ const runAgent = (options: AgentOptions) =>
   }).pipe(
     Effect.provide(harnessLayer(options)),
     Effect.provide(BashLive.layer(options.timeoutMs === undefined ? {} : { defaultTimeoutMs: options.timeoutMs })),
+    Effect.provideService(ChangeTracker.Settings, { enabled: options.diffs, budgetMs: ChangeTracker.budgetFromEnv() }),
     Effect.provide(stderrLogger(options.logLevel))
   )
 

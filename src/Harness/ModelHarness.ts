@@ -308,6 +308,10 @@ const openSession = (
           callId,
           presentation: tool.presentResult(args, outcome.text, { cwd, isFailure: outcome.isFailure })
         }))
+        if (outcome.changedFiles !== undefined) {
+          const changed = yield* outcome.changedFiles
+          if (!Intent.isEmpty(changed)) yield* emit(HarnessEvent.ToolCallFilesChanged({ callId, changed }))
+        }
         return { result: outcome.text, isFailure: outcome.isFailure } satisfies Outcome
       })
 

@@ -9,6 +9,7 @@ import * as Stream from "effect/Stream"
 import { Bash, type BashSession } from "../Bash/Bash.js"
 import type { BashArgs } from "../Tools/Bash/BashArgs.js"
 import * as BashTool from "../Tools/Bash/BashTool.js"
+import * as ChangeTracker from "../Tools/Bash/ChangeTracker.js"
 import * as TaskCards from "../Tools/Bash/TaskCards.js"
 import { Harness, type HarnessSession, type PromptBlock, type SlashCommand } from "./Harness.js"
 import { HarnessEvent } from "./HarnessEvent.js"
@@ -59,14 +60,16 @@ export const make = Effect.gen(function*() {
       Effect.gen(function*() {
         const shell = yield* bash.session({ cwd })
         const taskCards = yield* TaskCards.make(shell)
+        const tracker = yield* ChangeTracker.forSession
         let calls = 0
         const nextCallId = () => `${sessionId}-${++calls}`
 
         const startBackground = (script: string) =>
           Effect.gen(function*() {
             const args: BashArgs = { command: script, run_in_background: true }
+            const changedFiles = yield* tracker.since(yield* shell.cwd)
             const task = yield* shell.start(args)
-            yield* taskCards.open(nextCallId(), args, task)
+            yield* taskCards.open(nextCallId(), args, task, changedFiles)
             return `Started background task ${task.info.id}: \`/kill ${task.info.id}\` stops it, \`/jobs\` lists tasks.`
           }).pipe(Effect.catchAll((error) => Effect.succeed(`Could not start the task: ${error.message}`)))
 
@@ -92,7 +95,8 @@ export const make = Effect.gen(function*() {
               return Stream.unwrap(Effect.gen(function*() {
                 const cwd = yield* shell.cwd
                 const call = BashTool.presentCall(args, { cwd })
-                const card = TaskCards.cardEvents(nextCallId(), args, cwd, call, shell.run(args, { cancel: Deferred.await(cancel) }))
+                const changedFiles = yield* tracker.since(cwd)
+                const card = TaskCards.cardEvents(nextCallId(), args, cwd, call, shell.run(args, { cancel: Deferred.await(cancel) }), changedFiles)
                 const end = Stream.fromEffect(Effect.map(Deferred.isDone(cancel), (cancelled) =>
                   HarnessEvent.TurnEnded({ stopReason: cancelled ? "cancelled" : "end_turn" })))
                 return Stream.concat(card, end)

@@ -11,7 +11,7 @@ import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { CardEvent } from "../Presentation/CardEvent.js"
-import type { CallIntent, ResultIntent } from "../Presentation/Intent.js"
+import type { CallIntent, ChangedFiles, ResultIntent } from "../Presentation/Intent.js"
 
 export interface PresentContext {
   /** The session's directory when the call started: relative paths resolve against it. */
@@ -41,6 +41,11 @@ export interface ToolContext extends PresentContext {
 export interface ToolOutcome {
   readonly text: string
   readonly isFailure: boolean
+  /**
+   * The files the call changed, for its card only (the model is not told): run after the card's
+   * end has been reported, so it never delays it.
+   */
+  readonly changedFiles?: Effect.Effect<ChangedFiles>
 }
 
 export interface Tool<Args = any> extends Presenter<Args> {

@@ -78,9 +78,9 @@ export const parseOrUndefined = (line: string): Json => {
   }
 }
 
-export const spawnAgent = (args: ReadonlyArray<string> = []): AgentProcess => {
+export const spawnAgent = (args: ReadonlyArray<string> = [], env: Readonly<Record<string, string>> = {}): AgentProcess => {
   if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`npm run build\` first (npm test does)`)
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ["pipe", "pipe", "pipe"] })
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, ...env } })
   const stdoutLines: Array<string> = []
   const stderrLines: Array<string> = []
   const stdinLines: Array<string> = []

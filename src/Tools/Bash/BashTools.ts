@@ -11,6 +11,7 @@ import * as Intent from "../../Presentation/Intent.js"
 import { make as makeTool, type Tool, type ToolOutcome, type Toolset } from "../Tool.js"
 import { BashArgs } from "./BashArgs.js"
 import * as BashTool from "./BashTool.js"
+import * as ChangeTracker from "./ChangeTracker.js"
 import * as TaskCards from "./TaskCards.js"
 
 export const BASH = "Bash"
@@ -63,22 +64,32 @@ const presentText = (_args: TaskArgs, result: string, context: { readonly isFail
 
 const couldNotRun = (error: { readonly message: string }): ToolOutcome => ({ text: `The command could not run: ${error.message}`, isFailure: true })
 
-/** The three tools on one session's shell; task cards go to `cards`. */
-export const forShell = (shell: BashSession, cards: TaskCards.TaskCards): ReadonlyArray<Tool> => {
-  const runForeground = (args: BashArgs, context: Parameters<Tool["handle"]>[1]) =>
-    shell.run(args, { cancel: context.cancel }).pipe(
-      Stream.runFoldEffect(undefined as BashResult | undefined, (last, event) =>
-        event._tag === "Output" ? Effect.as(context.output(event.data), last) : Effect.succeed(event.result)),
-      Effect.map((result): ToolOutcome =>
-        result === undefined
-          ? { text: "[the command ended without a result]", isFailure: true }
-          : { text: result.text, isFailure: result._tag === "Failed" })
-    )
+/**
+ * The three tools on one session's shell; task cards go to `cards`. With a `tracker`, a command's
+ * card (a task's, when it ends) also shows the files the command changed.
+ */
+export const forShell = (shell: BashSession, cards: TaskCards.TaskCards, tracker?: ChangeTracker.ChangeTracker): ReadonlyArray<Tool> => {
+  const changedSince = (args: BashArgs, cwd: string) =>
+    tracker === undefined ? Effect.succeed(undefined) : tracker.since(BashTool.callCwd(args, cwd))
 
-  const startBackground = (args: BashArgs, callId: string) =>
+  const runForeground = (args: BashArgs, context: Parameters<Tool["handle"]>[1]) =>
     Effect.gen(function*() {
+      const changedFiles = yield* changedSince(args, context.cwd)
+      const result = yield* shell.run(args, { cancel: context.cancel }).pipe(
+        Stream.runFoldEffect(undefined as BashResult | undefined, (last, event) =>
+          event._tag === "Output" ? Effect.as(context.output(event.data), last) : Effect.succeed(event.result))
+      )
+      const outcome: ToolOutcome = result === undefined
+        ? { text: "[the command ended without a result]", isFailure: true }
+        : { text: result.text, isFailure: result._tag === "Failed" }
+      return changedFiles === undefined ? outcome : { ...outcome, changedFiles }
+    })
+
+  const startBackground = (args: BashArgs, context: Parameters<Tool["handle"]>[1]) =>
+    Effect.gen(function*() {
+      const changedFiles = yield* changedSince(args, context.cwd)
       const task = yield* shell.start(args)
-      yield* cards.open(`${callId}-${task.info.id}`, args, task)
+      yield* cards.open(`${context.callId}-${task.info.id}`, args, task, changedFiles)
       return { text: task.started.text, isFailure: task.started._tag === "Failed" } satisfies ToolOutcome
     })
 
@@ -89,7 +100,7 @@ export const forShell = (shell: BashSession, cards: TaskCards.TaskCards): Readon
     presentCall: BashTool.presentCall,
     presentResult: BashTool.presentResult,
     handle: (args, context) =>
-      (args.run_in_background === true ? startBackground(args, context.callId) : runForeground(args, context)).pipe(
+      (args.run_in_background === true ? startBackground(args, context) : runForeground(args, context)).pipe(
         Effect.catchTag("BashError", (error) => Effect.succeed(couldNotRun(error)))
       )
   })
@@ -126,14 +137,16 @@ export const forShell = (shell: BashSession, cards: TaskCards.TaskCards): Readon
 }
 
 /**
- * The bash tools as a toolset: each session gets its own shell (cwd, tasks) and task cards; closing
- * the session kills its tasks, their cards get their exits, then the shell goes.
+ * The bash tools as a toolset: each session gets its own shell (cwd, tasks), task cards and
+ * changed-files tracker; closing the session kills its tasks, their cards get their exits, then
+ * the shell goes.
  */
 export const toolset: Toolset<Bash> = {
   open: ({ cwd }) =>
     Effect.gen(function*() {
       const shell = yield* (yield* Bash).session({ cwd })
       const cards = yield* TaskCards.make(shell)
-      return { tools: forShell(shell, cards), cwd: shell.cwd, background: cards.events }
+      const tracker = yield* ChangeTracker.forSession
+      return { tools: forShell(shell, cards, tracker), cwd: shell.cwd, background: cards.events }
     })
 }

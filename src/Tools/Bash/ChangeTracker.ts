@@ -7,10 +7,12 @@
  * rest of the session, with one log line. The snapshot that went over is still used: its cost is
  * paid, and its comparison runs after the command has been reported.
  */
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
-import { changes, type FileChanges, noChanges, type Options, type Snapshot, snapshotOrFail } from "./ChangedFiles.js"
+import * as Intent from "../../Presentation/Intent.js"
+import { changes, type FileChanges, noChanges, omittedNote, type Options, type Snapshot, snapshotOrFail } from "./ChangedFiles.js"
 import { findWorkTree } from "./Git.js"
 
 export const DEFAULT_BUDGET_MS = 100
@@ -32,8 +34,25 @@ export interface ChangeTracker {
     cwd: string,
     command: Effect.Effect<A, E, R>
   ) => Effect.Effect<readonly [A, Effect.Effect<FileChanges>], E, R>
+  /**
+   * The snapshot before a command in `cwd`; the effect it returns gives the files changed since,
+   * as a card shows them (nothing when off or outside git). Run that after the command's end.
+   */
+  readonly since: (cwd: string) => Effect.Effect<Effect.Effect<Intent.ChangedFiles>>
   readonly enabled: Effect.Effect<boolean>
 }
+
+const NOTHING: Intent.ChangedFiles = { diffs: [], notes: [], locations: [] }
+
+/** The files as a card shows them: diffs, a note for each file without one, a location for each. */
+export const present = (changed: FileChanges): Intent.ChangedFiles => ({
+  diffs: changed.files.flatMap((f) => (f.diff === undefined ? [] : [{ path: f.path, ...f.diff }])),
+  notes: [
+    ...changed.files.flatMap((f) => (f.note === undefined ? [] : [Intent.text(`${f.path} (${f.change}): ${f.note}`)])),
+    ...(changed.omitted > 0 ? [Intent.text(omittedNote(changed.omitted))] : [])
+  ],
+  locations: changed.files.map((f) => ({ path: f.path }))
+})
 
 type State = { readonly _tag: "On" } | { readonly _tag: "Off"; readonly why: string }
 
@@ -102,10 +121,15 @@ export const make = (config: Config = {}): Effect.Effect<ChangeTracker> =>
         return [result, Option.match(snap, { onNone: () => Effect.succeed(noChanges), onSome: after })] as const
       })
 
+    const since = (cwd: string) =>
+      Effect.map(before(cwd), (snap) =>
+        Option.match(snap, { onNone: () => Effect.succeed(NOTHING), onSome: (taken) => Effect.map(after(taken), present) }))
+
     return {
       before,
       after,
       around,
+      since,
       enabled: Ref.get(state).pipe(Effect.map((s) => s._tag === "On"))
     }
   })
@@ -118,3 +142,20 @@ export const enabledFromEnv = (env: Readonly<Record<string, string | undefined>>
   const value = env["DSH_ACP_DIFFS"]?.trim().toLowerCase()
   return !(value === "0" || value === "false" || value === "off" || value === "no")
 }
+
+/** The snapshot budget from `DSH_ACP_DIFFS_BUDGET_MS` (a positive number of ms), else {@link DEFAULT_BUDGET_MS}. */
+export const budgetFromEnv = (env: Readonly<Record<string, string | undefined>> = process.env): number => {
+  const value = Number(env["DSH_ACP_DIFFS_BUDGET_MS"])
+  return Number.isFinite(value) && value > 0 ? value : DEFAULT_BUDGET_MS
+}
+
+/**
+ * The switch and budget of every session's tracker. By default from the environment
+ * (`DSH_ACP_DIFFS`, `DSH_ACP_DIFFS_BUDGET_MS`); the command provides `--no-diffs`.
+ */
+export class Settings extends Context.Reference<Settings>()("dsh-acp/Tools/ChangeTracker/Settings", {
+  defaultValue: (): Config => ({ enabled: enabledFromEnv(), budgetMs: budgetFromEnv() })
+}) {}
+
+/** A tracker for one session, with the {@link Settings} in force. */
+export const forSession: Effect.Effect<ChangeTracker> = Effect.flatMap(Settings, make)

@@ -22,11 +22,11 @@ export const cardEvents = (
   args: BashArgs,
   cwd: string,
   call: Intent.CallIntent,
-  events: Stream.Stream<RunEvent, { readonly message: string }>
+  events: Stream.Stream<RunEvent, { readonly message: string }>,
+  changedFiles: Effect.Effect<Intent.ChangedFiles> = Effect.succeed({ diffs: [], notes: [], locations: [] })
 ): Stream.Stream<CardEvent> =>
-  Stream.concat(
-    Stream.make(CardEvent.ToolCallStarted({ callId, presentation: call, pending: false })),
-    events.pipe(
+  Stream.make(CardEvent.ToolCallStarted({ callId, presentation: call, pending: false })).pipe(
+    Stream.concat(events.pipe(
       Stream.map((event) =>
         event._tag === "Output"
           ? CardEvent.ToolOutput({ callId, data: event.data })
@@ -35,14 +35,22 @@ export const cardEvents = (
       Stream.catchAll((error) =>
         Stream.make(CardEvent.ToolCallCompleted({ callId, presentation: Intent.failure(error.message) }))
       )
-    )
+    )),
+    // After the end, never before it: the card's exit is not delayed by the comparison.
+    Stream.concat(Stream.fromEffect(changedFiles).pipe(
+      Stream.filter((changed) => !Intent.isEmpty(changed)),
+      Stream.map((changed) => CardEvent.ToolCallFilesChanged({ callId, changed }))
+    ))
   )
 
 export interface TaskCards {
   /** The cards' events, for `HarnessSession.background`; ends when the scope closes. */
   readonly events: Stream.Stream<CardEvent>
-  /** Opens the card of a started task under `callId`; it closes with the task's own exit. */
-  readonly open: (callId: string, args: BashArgs, task: BackgroundTask) => Effect.Effect<void>
+  /**
+   * Opens the card of a started task under `callId`; it closes with the task's own exit, then
+   * shows `changedFiles` (the files changed since the task started).
+   */
+  readonly open: (callId: string, args: BashArgs, task: BackgroundTask, changedFiles?: Effect.Effect<Intent.ChangedFiles>) => Effect.Effect<void>
 }
 
 /**
@@ -63,10 +71,10 @@ export const make = (shell: BashSession): Effect.Effect<TaskCards, never, Scope.
         yield* events.end
       })
     )
-    const open: TaskCards["open"] = (callId, args, task) =>
+    const open: TaskCards["open"] = (callId, args, task, changedFiles) =>
       Effect.gen(function*() {
         const call = BashTool.presentTaskCall(args, task.info.id, { cwd: task.info.cwd })
-        const fiber = yield* cardEvents(callId, args, task.info.cwd, call, task.events).pipe(
+        const fiber = yield* cardEvents(callId, args, task.info.cwd, call, task.events, changedFiles).pipe(
           Stream.runForEach((event) => events.offer(event)),
           Effect.forkDaemon
         )

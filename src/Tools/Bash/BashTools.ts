@@ -68,7 +68,7 @@ export const forShell = (shell: BashSession, cards: TaskCards.TaskCards): Readon
   const runForeground = (args: BashArgs, context: Parameters<Tool["handle"]>[1]) =>
     shell.run(args, { cancel: context.cancel }).pipe(
       Stream.runFoldEffect(undefined as BashResult | undefined, (last, event) =>
-        event._tag === "Output" ? Effect.as(context.output(event.data), last) : Effect.succeed(event.result)),
+        event._tag === "Output" ? Effect.as(context.output(event.data, event.bytes), last) : Effect.succeed(event.result)),
       Effect.map((result): ToolOutcome =>
         result === undefined
           ? { text: "[the command ended without a result]", isFailure: true }

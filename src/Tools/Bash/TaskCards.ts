@@ -16,20 +16,24 @@ import * as Intent from "../../Presentation/Intent.js"
 import type { BashArgs } from "./BashArgs.js"
 import * as BashTool from "./BashTool.js"
 
-/** One executor call as the events of its card: started, output, completed (a failure still closes it). */
+/**
+ * One executor call as the events of its card: started, output, completed (a failure still closes
+ * it). `cancel` stops this call alone (see `CardEvent.ToolCallStarted`).
+ */
 export const cardEvents = (
   callId: string,
   args: BashArgs,
   cwd: string,
   call: Intent.CallIntent,
-  events: Stream.Stream<RunEvent, { readonly message: string }>
+  events: Stream.Stream<RunEvent, { readonly message: string }>,
+  cancel?: Effect.Effect<void>
 ): Stream.Stream<CardEvent> =>
   Stream.concat(
-    Stream.make(CardEvent.ToolCallStarted({ callId, presentation: call, pending: false })),
+    Stream.make(CardEvent.ToolCallStarted({ callId, presentation: call, pending: false, ...(cancel === undefined ? {} : { cancel }) })),
     events.pipe(
       Stream.map((event) =>
         event._tag === "Output"
-          ? CardEvent.ToolOutput({ callId, data: event.data })
+          ? CardEvent.ToolOutput(event.bytes === undefined ? { callId, data: event.data } : { callId, data: event.data, bytes: event.bytes })
           : CardEvent.ToolCallCompleted({ callId, presentation: BashTool.presentResult(args, event.result.text, { cwd }) })
       ),
       Stream.catchAll((error) =>
@@ -66,7 +70,10 @@ export const make = (shell: BashSession): Effect.Effect<TaskCards, never, Scope.
     const open: TaskCards["open"] = (callId, args, task) =>
       Effect.gen(function*() {
         const call = BashTool.presentTaskCall(args, task.info.id, { cwd: task.info.cwd })
-        const fiber = yield* cardEvents(callId, args, task.info.cwd, call, task.events).pipe(
+        // The task's own Stop: the kill sequence through the task's lifecycle, so its card still
+        // closes with the task's real exit. Forked: a cancel answers at once, the exit follows.
+        const stop = Effect.asVoid(Effect.forkDaemon(Effect.ignore(shell.kill(task.info.id))))
+        const fiber = yield* cardEvents(callId, args, task.info.cwd, call, task.events, stop).pipe(
           Stream.runForEach((event) => events.offer(event)),
           Effect.forkDaemon
         )

@@ -17,7 +17,7 @@ import { replayV2 } from "../support/v2Replay.js"
 const SESSION = "sess-1"
 const CWD = "/home/u/project"
 
-const run = (events: ReadonlyArray<HarnessEvent>, after?: (mapper: V2Mapping.V2SessionMapper) => Effect.Effect<void>) =>
+const run = (events: ReadonlyArray<HarnessEvent>, after?: (mapper: V2Mapping.V2SessionMapper) => Effect.Effect<void, unknown>) =>
   Effect.gen(function*() {
     const sent: Array<SessionNotification> = []
     const mapper = yield* V2Mapping.make(SESSION, (params) => Effect.sync(() => void sent.push(params)), { liveOutput: false })

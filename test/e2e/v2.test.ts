@@ -157,7 +157,7 @@ describe.concurrent("ACP v2 over stdio", () => {
   it("a /bg task is listed as a background terminal and ends with its own exit; its Stop works between turns", () =>
     withV2(async (client, dir) => {
       const sessionId = await client.newSession(dir)
-      await client.prompt(sessionId, "/bg sleep 1; echo done; exit 4")
+      await client.prompt(sessionId, "/bg sleep 3; echo done; exit 4")
       const replay = replayV2(client.updates(sessionId))
       const idle = replay.states.at(-1)!
       expect(idle).toMatchObject({ state: "idle", stopReason: "end_turn" })
@@ -166,7 +166,7 @@ describe.concurrent("ACP v2 over stdio", () => {
       expect(idle.background![0].type).toBe("terminal")
       await client.waitForUpdate(sessionId, (u) => u.sessionUpdate === "terminal_update" && u.terminalId === terminalId && u.exitStatus != null)
       // Its end updates the idle listing (no stop reason: no foreground work ended).
-      const after = await client.waitForUpdate(sessionId, (u) => u.sessionUpdate === "state_update" && u.state === "idle" && u.stopReason === undefined)
+      const after = await client.waitForUpdate(sessionId, (u) => u.sessionUpdate === "state_update" && u.state === "idle" && u.stopReason === undefined, 30_000)
       expect(after.update).toEqual({ sessionUpdate: "state_update", state: "idle", background: [] })
       const ended = replayV2(client.updates(sessionId)).terminals.get(terminalId)!
       expect(ended.exitStatus).toEqual({ exitCode: 4, signal: null })

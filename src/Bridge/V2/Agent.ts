@@ -38,7 +38,8 @@ export interface SessionParts {
 
 export const make = (peer: Peer, info: AgentInfo, mappingConfig: Partial<MappingConfig> = {}) =>
   Effect.gen(function*() {
-    const version = yield* Ref.make<1 | 2>(1)
+    /** Negotiated by the connection's first `initialize`; a later one cannot switch the protocol. */
+    const version = yield* Ref.make<1 | 2 | undefined>(undefined)
     const sessions = new Map<string, SessionState>()
     const emit = (params: SessionNotification) => peer.notify(Wire.Method.sessionUpdate, params)
 
@@ -68,8 +69,8 @@ export const make = (peer: Peer, info: AgentInfo, mappingConfig: Partial<Mapping
       /** Negotiates from the client's offer; `undefined` means v1 (the caller answers as before). */
       initialize: (offered: number) =>
         Effect.gen(function*() {
-          if (V2Wire.negotiate(offered) !== 2) return undefined
-          yield* Ref.set(version, 2)
+          const negotiated = yield* Ref.updateAndGet(version, (current) => current ?? V2Wire.negotiate(offered))
+          if (negotiated !== 2) return undefined
           return {
             protocolVersion: V2Wire.PROTOCOL_VERSION,
             info,

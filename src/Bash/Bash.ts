@@ -29,9 +29,15 @@ export interface RunRequest {
   readonly run_in_background?: boolean
 }
 
-/** What a running call reports, in order: raw output chunks (stdout and stderr merged), then one `Finished`. */
+/**
+ * What a running call reports, in order: raw output chunks (stdout and stderr merged), then one
+ * `Finished`. `data` is the decoded text; `bytes`, when present, the raw bytes it came from (a
+ * character split across pipe reads is in the bytes of the chunk that completes it, so the bytes
+ * of all chunks concatenate to exactly what the command wrote). Absent on text the executor adds
+ * itself (a skip note).
+ */
 export type RunEvent =
-  | { readonly _tag: "Output"; readonly data: string }
+  | { readonly _tag: "Output"; readonly data: string; readonly bytes?: Uint8Array }
   | { readonly _tag: "Finished"; readonly result: BashResult }
 
 /**

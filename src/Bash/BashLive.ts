@@ -129,8 +129,8 @@ interface ExecSpec {
   readonly recordCwd: boolean
   /** Completes when the call must be stopped (cancel, task kill): the kill sequence runs. */
   readonly stop: Effect.Effect<void>
-  /** Each decoded chunk; a returned Promise pauses the pipes until it resolves. */
-  readonly onOutput: (text: string) => Promise<void> | undefined
+  /** Each decoded chunk and the raw bytes it came from; a returned Promise pauses the pipes until it resolves. */
+  readonly onOutput: (text: string, bytes: Uint8Array) => Promise<void> | undefined
   /** A full-output file was kept for this call (the session removes it when it closes). */
   readonly onSavedFile: (path: string) => void
   /** Takes the namespace the session started ahead for this call, if any (the spawn owns it from then on). */
@@ -188,6 +188,14 @@ const execute = (
     yield* Effect.addFinalizer(() => Effect.sync(() => budget.abort()))
     // A multi-byte character split across two chunks is completed by the next one.
     const decoder = new StringDecoder("utf8")
+    /** Raw bytes read but not yet reported: their text is still inside the decoder (a split character). */
+    let heldBytes: Uint8Array | undefined
+    const takeBytes = (chunk: Uint8Array): Uint8Array => {
+      if (heldBytes === undefined) return chunk
+      const all = Buffer.concat([heldBytes, chunk])
+      heldBytes = undefined
+      return all
+    }
     /** The consumer is behind: data is waiting in the pipes for it. */
     let paused = false
     tuneHeapOnce()
@@ -202,8 +210,11 @@ const execute = (
       onData: (chunk, pipes) => {
         const text = decoder.write(chunk)
         budget.write(chunk, text)
-        if (text === "") return
-        const wait = spec.onOutput(text)
+        if (text === "") {
+          heldBytes = takeBytes(chunk)
+          return
+        }
+        const wait = spec.onOutput(text, takeBytes(chunk))
         if (wait !== undefined) {
           paused = true
           pipes.pause()
@@ -253,7 +264,7 @@ const execute = (
       const rest = decoder.end()
       if (rest !== "") {
         budget.write(new Uint8Array(0), rest)
-        void spec.onOutput(rest)
+        void spec.onOutput(rest, takeBytes(new Uint8Array(0)))
       }
       const { output, truncated } = budget.finish()
       if (truncated?.savedTo !== undefined) spec.onSavedFile(truncated.savedTo)
@@ -407,7 +418,7 @@ const makeSession = (
           recordCwd: workdirOf(args) === undefined,
           stop: options?.cancel ?? Effect.never,
           onSavedFile,
-          onOutput: (data) => pump.push({ _tag: "Output", data }),
+          onOutput: (data, bytes) => pump.push({ _tag: "Output", data, bytes }),
           // A long script is read slowly by the waiting init (see PREWARMED_MAX_SCRIPT): the spare waits for the next call.
           prewarmed: () => Buffer.byteLength(args.command) <= ChildProcess.PREWARMED_MAX_SCRIPT ? takeSpare() : undefined
         })
@@ -473,14 +484,14 @@ const makeSession = (
           queuedChars += note.length
           events.unsafeOffer({ _tag: "Output", data: note })
         }
-        const offerEvent = (data: string) => {
+        const offerEvent = (data: string, bytes: Uint8Array) => {
           if (queuedChars + data.length > EVENTS_MAX_CHARS) {
             skippedChars += data.length
             return
           }
           flushSkipped()
           queuedChars += data.length
-          events.unsafeOffer({ _tag: "Output", data })
+          events.unsafeOffer({ _tag: "Output", data, bytes })
         }
         const state: TaskState = {
           id,
@@ -506,9 +517,9 @@ const makeSession = (
             recordCwd: false,
             stop: Deferred.await(state.stop),
             onSavedFile,
-            onOutput: (data) => {
+            onOutput: (data, bytes) => {
               state.window.push(data)
-              offerEvent(data)
+              offerEvent(data, bytes)
               return undefined
             }
           }).pipe(

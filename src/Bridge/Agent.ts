@@ -4,14 +4,17 @@
  */
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { Harness, type PromptBlock } from "../Harness/Harness.js"
 import { Capabilities } from "./Capabilities.js"
 import { JsonRpc, RpcError } from "./JsonRpc.js"
-import { Mapping } from "./Mapping.js"
+import { Mapping, type MappingConfig } from "./Mapping.js"
 import * as Permission from "./Permission.js"
 import * as Session from "./Session.js"
+import * as V2 from "./V2/Agent.js"
+import * as V2Wire from "./V2/Wire.js"
 import * as Wire from "./Wire.js"
 
 export interface AgentInfo {
@@ -30,7 +33,11 @@ const notInitialized = new RpcError({ code: -32600, message: "Invalid request: c
  * interruption, e.g. SIGTERM) every turn is cancelled and every session closed, so no process
  * started for a session outlives the connection.
  */
-export const serve = <E, R>(input: Stream.Stream<Uint8Array | string, E, R>, info: AgentInfo) =>
+export const serve = <E, R>(
+  input: Stream.Stream<Uint8Array | string, E, R>,
+  info: AgentInfo,
+  options?: { readonly mapping?: Partial<MappingConfig> }
+) =>
   Effect.gen(function*() {
     const peer = yield* JsonRpc
     const harness = yield* Harness
@@ -39,6 +46,8 @@ export const serve = <E, R>(input: Stream.Stream<Uint8Array | string, E, R>, inf
     const initialized = yield* Ref.make(false)
     const sessions = new Map<string, Session.Session>()
     const closedIds = new Set<string>()
+    // ACP v2 when the client offers it; everything v1 below stays as it was for a v1 client.
+    const v2 = yield* V2.make(peer, info, options?.mapping)
 
     const whenInitialized = <A>(effect: Effect.Effect<A, RpcError>) =>
       Effect.flatMap(Ref.get(initialized), (ok) => (ok ? effect : Effect.fail(notInitialized)))
@@ -55,6 +64,11 @@ export const serve = <E, R>(input: Stream.Stream<Uint8Array | string, E, R>, inf
 
     yield* peer.handle(Wire.Method.initialize, Wire.InitializeParams, (params) =>
       Effect.gen(function*() {
+        const negotiatedV2 = yield* v2.initialize(params.protocolVersion)
+        if (negotiatedV2 !== undefined) {
+          yield* Ref.set(initialized, true)
+          return negotiatedV2
+        }
         yield* capabilities.set(params)
         yield* Ref.set(initialized, true)
         return {
@@ -78,10 +92,12 @@ export const serve = <E, R>(input: Stream.Stream<Uint8Array | string, E, R>, inf
     yield* peer.handle(Wire.Method.sessionNew, Wire.NewSessionParams, (params, request) =>
       whenInitialized(Effect.gen(function*() {
         const id = `dsh-${randomUUID()}`
-        const client = { requestPermission: Permission.ask(peer, id) }
-        const opened = yield* Session.open({ id, cwd: params.cwd, harness, mapping, emit, client })
+        const isV2 = yield* v2.active
+        const parts = isV2 ? v2.sessionParts(id) : { mapping, client: { requestPermission: Permission.ask(peer, id) } }
+        const opened = yield* Session.open({ id, cwd: params.cwd, harness, emit, ...parts })
         sessions.set(id, opened)
         yield* Effect.logInfo(`session ${id} opened in ${params.cwd}`)
+        if (isV2) return v2.opened(opened)
         // After the response is on the wire, so the client knows the session the update names.
         request.afterResponse(emit({
           sessionId: id,
@@ -100,6 +116,7 @@ export const serve = <E, R>(input: Stream.Stream<Uint8Array | string, E, R>, inf
     yield* peer.handle(Wire.Method.sessionPrompt, Wire.PromptParams, (params, request) =>
       whenInitialized(Effect.gen(function*() {
         const target = yield* session(params.sessionId)
+        if (yield* v2.active) return yield* v2.prompt(target, params.prompt.map(toPromptBlock), request)
         const stopReason = yield* target.prompt(params.prompt.map(toPromptBlock), request.seq)
         return { stopReason }
       })))
@@ -118,10 +135,14 @@ export const serve = <E, R>(input: Stream.Stream<Uint8Array | string, E, R>, inf
         const target = yield* session(params.sessionId)
         sessions.delete(target.id)
         closedIds.add(target.id)
-        yield* target.close
+        yield* ((yield* v2.active) ? v2.close(target) : target.close)
         yield* Effect.logInfo(`session ${target.id} closed`)
         return {}
       })))
+
+    // v2 only (a v1 client gets -32601, as for any unknown method): one command's Stop.
+    yield* peer.handle(V2Wire.Method.terminalCancel, Schema.Unknown, (params) => v2.terminalCancel(params))
+    yield* peer.handle(V2Wire.Method.toolCallCancel, Schema.Unknown, (params) => v2.toolCallCancel(params))
 
     const closeAll = Effect.suspend(() => {
       const all = [...sessions.values()]

@@ -28,7 +28,8 @@ export const requestParams = (sessionId: string, callId: string, presentation: C
   options: OPTIONS
 })
 
-const decisionOf = (response: unknown): PermissionDecision | undefined => {
+/** The decision in a `session/request_permission` answer (the same in v1 and v2); `undefined` when unreadable. */
+export const decisionOf = (response: unknown): PermissionDecision | undefined => {
   const outcome = (response as { outcome?: { outcome?: unknown; optionId?: unknown } } | null)?.outcome
   if (outcome?.outcome === "cancelled") return "cancelled"
   if (outcome?.outcome !== "selected") return undefined

@@ -24,7 +24,7 @@ export interface ServeOptions<E, R> {
 
 /** Serves ACP until `input` ends; the harness comes from the context (e.g. `ShellHarness.layer`). */
 export const serve = <E, R>(options: ServeOptions<E, R>): Effect.Effect<void, E, R | Harness> =>
-  Agent.serve(options.input, options.agentInfo).pipe(
+  Agent.serve(options.input, options.agentInfo, { mapping: options.mapping ?? {} }).pipe(
     Effect.provide(
       Layer.mergeAll(
         JsonRpc.layer({ write: options.write, ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }) }),

@@ -282,13 +282,17 @@ const openSession = (
         const cwd = yield* tools.cwd
         const presentation = tool.presentCall(args, { cwd })
         const ask = options.approveAll !== true && (tool.requiresPermission?.(args) ?? true) && !(yield* Ref.get(alwaysAllow))
+        // This call's own Stop (a client's per-call cancel): raced with the turn's cancel below, it
+        // stops the call alone; the model gets the call's result and the turn goes on.
+        const stop = yield* Deferred.make<void>()
+        const stopCall = Deferred.complete(stop, Effect.void).pipe(Effect.asVoid)
         // The card must be on the wire before the permission request that names it.
-        yield* (ask ? emit.delivered : emit)(HarnessEvent.ToolCallStarted({ callId, presentation, pending: ask }))
+        yield* (ask ? emit.delivered : emit)(HarnessEvent.ToolCallStarted({ callId, presentation, pending: ask, cancel: stopCall }))
         if (ask) {
           // A client should answer `cancelled` after `session/cancel`; one that does not must not
           // hold the turn.
           const decision = yield* client.requestPermission({ callId, presentation }).pipe(
-            Effect.raceFirst(Effect.as(Deferred.await(cancel), "cancelled" as const))
+            Effect.raceFirst(Effect.as(Effect.raceFirst(Deferred.await(cancel), Deferred.await(stop)), "cancelled" as const))
           )
           if (decision === "reject" || decision === "cancelled") {
             const note = decision === "reject" ? "Rejected: the command did not run." : "Cancelled: the command did not run."
@@ -301,8 +305,8 @@ const openSession = (
         const outcome = yield* tool.handle(args, {
           callId,
           cwd,
-          cancel: Deferred.await(cancel),
-          output: (data) => emit(HarnessEvent.ToolOutput({ callId, data }))
+          cancel: Effect.raceFirst(Deferred.await(cancel), Deferred.await(stop)),
+          output: (data, bytes) => emit(HarnessEvent.ToolOutput(bytes === undefined ? { callId, data } : { callId, data, bytes }))
         })
         yield* emit(HarnessEvent.ToolCallCompleted({
           callId,

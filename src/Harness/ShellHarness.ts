@@ -96,7 +96,14 @@ export const make = Effect.gen(function*() {
                 const cwd = yield* shell.cwd
                 const call = BashTool.presentCall(args, { cwd })
                 const changedFiles = yield* tracker.since(cwd)
-                const card = TaskCards.cardEvents(nextCallId(), args, cwd, call, shell.run(args, { cancel: Deferred.await(cancel) }), changedFiles)
+                // This command's own Stop (a client's per-command cancel) next to the turn's: either
+                // runs the kill sequence; only the turn's makes the turn `cancelled`.
+                const stop = yield* Deferred.make<void>()
+                const run = shell.run(args, { cancel: Effect.raceFirst(Deferred.await(cancel), Deferred.await(stop)) })
+                const card = TaskCards.cardEvents(nextCallId(), args, cwd, call, run, {
+                  changedFiles,
+                  cancel: Deferred.complete(stop, Effect.void).pipe(Effect.asVoid)
+                })
                 const end = Stream.fromEffect(Effect.map(Deferred.isDone(cancel), (cancelled) =>
                   HarnessEvent.TurnEnded({ stopReason: cancelled ? "cancelled" : "end_turn" })))
                 return Stream.concat(card, end)

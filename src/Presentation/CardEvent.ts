@@ -4,15 +4,30 @@
  * and possibly the files it changed once it has ended.
  */
 import * as Data from "effect/Data"
+import type * as Effect from "effect/Effect"
 import type { CallIntent, ChangedFiles, ResultIntent } from "./Intent.js"
 
 export type CardEvent = Data.TaggedEnum<{
-  /** A call opens its card: `pending` while waiting for permission, else running. */
-  ToolCallStarted: { readonly callId: string; readonly presentation: CallIntent; readonly pending: boolean }
+  /**
+   * A call opens its card: `pending` while waiting for permission, else running. `cancel`, when
+   * the harness offers it, stops this call alone (a command gets the kill sequence) and returns at
+   * once; the call still ends with its own `ToolCallCompleted`, and the turn goes on. A UI with a
+   * per-call Stop button (ACP v2's `terminal/cancel`) calls it; others ignore it.
+   */
+  ToolCallStarted: {
+    readonly callId: string
+    readonly presentation: CallIntent
+    readonly pending: boolean
+    readonly cancel?: Effect.Effect<void>
+  }
   /** A pending call starts running. */
   ToolCallRunning: { readonly callId: string }
-  /** Raw output of a running call, in arrival order. */
-  ToolOutput: { readonly callId: string; readonly data: string }
+  /**
+   * Raw output of a running call, in arrival order. `bytes`, when the harness has them, are the
+   * exact bytes `data` was decoded from (a UI that shows bytes, such as ACP v2's terminals, sends
+   * them as they were; one that shows text uses `data`).
+   */
+  ToolOutput: { readonly callId: string; readonly data: string; readonly bytes?: Uint8Array }
   /** The call ended; its card gets its final update. */
   ToolCallCompleted: { readonly callId: string; readonly presentation: ResultIntent }
   /** After the end: the files the call changed, added to its card (never delays the end itself). */

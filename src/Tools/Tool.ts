@@ -31,9 +31,13 @@ export interface Presenter<Args> {
 export interface ToolContext extends PresentContext {
   /** The call's id (its card's id). */
   readonly callId: string
-  /** Streams raw output into the call's card: a terminal intent shows it live. */
-  readonly output: (data: string) => Effect.Effect<void>
-  /** Completes when the user cancels the turn: stop, and still return a result. */
+  /**
+   * Streams raw output into the call's card: a terminal intent shows it live. `bytes`, when the
+   * tool has them, are the exact bytes `data` was decoded from (shown as they are by a client that
+   * takes bytes).
+   */
+  readonly output: (data: string, bytes?: Uint8Array) => Effect.Effect<void>
+  /** Completes when the user cancels the turn or this call alone: stop, and still return a result. */
   readonly cancel: Effect.Effect<void>
 }
 

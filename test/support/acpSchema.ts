@@ -54,6 +54,30 @@ export const validateAcp = (defName: string, value: unknown): ReadonlyArray<stri
   )
 }
 
+// ACP v2 (draft), for connections that negotiated it: its own schema, its own validators.
+const schemaV2Path = require.resolve("@agentclientprotocol/sdk/schema/v2/schema.json")
+export const acpSchemaV2: { readonly $defs: Record<string, unknown> } = JSON.parse(readFileSync(schemaV2Path, "utf8"))
+const SCHEMA_V2_ID = "acp-v2"
+// v2 adds string formats v1 does not use (elicitation patterns, session timestamps): annotations here.
+for (const format of ["regex", "date-time"]) ajv.addFormat(format, true)
+ajv.addSchema(acpSchemaV2, SCHEMA_V2_ID)
+const validatorsV2 = new Map<string, ValidateFunction>()
+
+/** Errors of `value` against the ACP v2 definition `defName`, one readable line each; `[]` when valid. */
+export const validateAcpV2 = (defName: string, value: unknown): ReadonlyArray<string> => {
+  let validate = validatorsV2.get(defName)
+  if (validate === undefined) {
+    if (!(defName in acpSchemaV2.$defs)) throw new Error(`ACP v2 schema has no definition "${defName}"`)
+    validate = ajv.getSchema(`${SCHEMA_V2_ID}#/$defs/${defName}`)
+    if (validate === undefined) throw new Error(`could not compile ACP v2 definition "${defName}"`)
+    validatorsV2.set(defName, validate)
+  }
+  if (validate(value)) return []
+  return (validate.errors ?? []).map((e) =>
+    `${e.instancePath || "/"} ${e.message ?? "is invalid"}${e.params !== undefined ? ` ${JSON.stringify(e.params)}` : ""}`
+  )
+}
+
 /** Throws an Error listing every violation when `value` is not a valid `defName`. */
 export const assertAcp = (defName: string, value: unknown): void => {
   const errors = validateAcp(defName, value)

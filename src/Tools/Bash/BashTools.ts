@@ -77,7 +77,7 @@ export const forShell = (shell: BashSession, cards: TaskCards.TaskCards, tracker
       const changedFiles = yield* changedSince(args, context.cwd)
       const result = yield* shell.run(args, { cancel: context.cancel }).pipe(
         Stream.runFoldEffect(undefined as BashResult | undefined, (last, event) =>
-          event._tag === "Output" ? Effect.as(context.output(event.data), last) : Effect.succeed(event.result))
+          event._tag === "Output" ? Effect.as(context.output(event.data, event.bytes), last) : Effect.succeed(event.result))
       )
       const outcome: ToolOutcome = result === undefined
         ? { text: "[the command ended without a result]", isFailure: true }

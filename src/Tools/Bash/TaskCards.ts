@@ -16,20 +16,34 @@ import * as Intent from "../../Presentation/Intent.js"
 import type { BashArgs } from "./BashArgs.js"
 import * as BashTool from "./BashTool.js"
 
-/** One executor call as the events of its card: started, output, completed (a failure still closes it). */
+const NOTHING: Intent.ChangedFiles = { diffs: [], notes: [], locations: [] }
+
+/**
+ * One executor call as the events of its card: started, output, completed (a failure still closes
+ * it). `cancel` stops this call alone (see `CardEvent.ToolCallStarted`).
+ */
 export const cardEvents = (
   callId: string,
   args: BashArgs,
   cwd: string,
   call: Intent.CallIntent,
   events: Stream.Stream<RunEvent, { readonly message: string }>,
-  changedFiles: Effect.Effect<Intent.ChangedFiles> = Effect.succeed({ diffs: [], notes: [], locations: [] })
+  options: {
+    /** The files the call changed, shown after its end. */
+    readonly changedFiles?: Effect.Effect<Intent.ChangedFiles>
+    readonly cancel?: Effect.Effect<void>
+  } = {}
 ): Stream.Stream<CardEvent> =>
-  Stream.make(CardEvent.ToolCallStarted({ callId, presentation: call, pending: false })).pipe(
+  Stream.make(CardEvent.ToolCallStarted({
+    callId,
+    presentation: call,
+    pending: false,
+    ...(options.cancel === undefined ? {} : { cancel: options.cancel })
+  })).pipe(
     Stream.concat(events.pipe(
       Stream.map((event) =>
         event._tag === "Output"
-          ? CardEvent.ToolOutput({ callId, data: event.data })
+          ? CardEvent.ToolOutput(event.bytes === undefined ? { callId, data: event.data } : { callId, data: event.data, bytes: event.bytes })
           : CardEvent.ToolCallCompleted({ callId, presentation: BashTool.presentResult(args, event.result.text, { cwd }) })
       ),
       Stream.catchAll((error) =>
@@ -37,7 +51,7 @@ export const cardEvents = (
       )
     )),
     // After the end, never before it: the card's exit is not delayed by the comparison.
-    Stream.concat(Stream.fromEffect(changedFiles).pipe(
+    Stream.concat(Stream.fromEffect(options.changedFiles ?? Effect.succeed(NOTHING)).pipe(
       Stream.filter((changed) => !Intent.isEmpty(changed)),
       Stream.map((changed) => CardEvent.ToolCallFilesChanged({ callId, changed }))
     ))
@@ -74,7 +88,10 @@ export const make = (shell: BashSession): Effect.Effect<TaskCards, never, Scope.
     const open: TaskCards["open"] = (callId, args, task, changedFiles) =>
       Effect.gen(function*() {
         const call = BashTool.presentTaskCall(args, task.info.id, { cwd: task.info.cwd })
-        const fiber = yield* cardEvents(callId, args, task.info.cwd, call, task.events, changedFiles).pipe(
+        // The task's own Stop: the kill sequence through the task's lifecycle, so its card still
+        // closes with the task's real exit. Forked: a cancel answers at once, the exit follows.
+        const stop = Effect.asVoid(Effect.forkDaemon(Effect.ignore(shell.kill(task.info.id))))
+        const fiber = yield* cardEvents(callId, args, task.info.cwd, call, task.events, { cancel: stop, ...(changedFiles === undefined ? {} : { changedFiles }) }).pipe(
           Stream.runForEach((event) => events.offer(event)),
           Effect.forkDaemon
         )

@@ -28,6 +28,7 @@ export interface RunRequest {
   /** Start as a background task (`start`), not a foreground call. */
   readonly run_in_background?: boolean
 }
+import type { SandboxProfile, Support as SandboxSupport } from "./Sandbox.js"
 
 /**
  * What a running call reports, in order: raw output chunks (stdout and stderr merged), then one
@@ -95,7 +96,7 @@ export interface TaskOutput {
 
 export class BashError extends Data.TaggedError("BashError")<{
   /** `Internal`: the executor itself failed while running a call (a bug, or the host failing it); the call's processes are killed. */
-  readonly reason: "SpawnFailed" | "BadWorkdir" | "TooManyTasks" | "TaskNotFound" | "Internal"
+  readonly reason: "SpawnFailed" | "BadWorkdir" | "TooManyTasks" | "TaskNotFound" | "SandboxUnavailable" | "Internal"
   readonly message: string
 }> {}
 
@@ -109,6 +110,15 @@ export interface BashSession {
   readonly list: Effect.Effect<ReadonlyArray<TaskInfo>>
   readonly read: (id: string) => Effect.Effect<TaskOutput, BashError>
   readonly kill: (id: string) => Effect.Effect<TaskInfo, BashError>
+  /** The profile the next command (foreground or background) runs under (`Sandbox.ts`). */
+  readonly profile: Effect.Effect<SandboxProfile>
+  /**
+   * Sets the profile of the next commands (running ones keep theirs). Fails with
+   * `SandboxUnavailable` for a sandboxed profile where bwrap cannot make it; the profile is unchanged.
+   */
+  readonly setProfile: (profile: SandboxProfile) => Effect.Effect<void, BashError>
+  /** Whether the sandboxed profiles work here (a probe, once per executor), and if not why. */
+  readonly sandbox: Effect.Effect<SandboxSupport>
 }
 
 export interface BashConfig {
@@ -130,11 +140,22 @@ export interface BashConfig {
    * - `"auto"`: `"bwrap"` when a probe at start shows it works here, else `"process-group"`.
    */
   readonly containment?: ContainmentMode
+  /**
+   * The profile a session starts in (default `"full"`). A sandboxed one where bwrap cannot make it
+   * starts the session in `"full"`, and says so in the log.
+   */
+  readonly sandbox?: SandboxProfile
+  /** The `workspace` profile may reach the network (default: no network). */
+  readonly allowNetwork?: boolean
 }
 
 export type ContainmentMode = "auto" | "bwrap" | "process-group"
 
 export class Bash extends Context.Tag("dsh-acp/Bash/Bash")<Bash, {
   /** A shell for one session, starting in `cwd` (absolute). */
-  readonly session: (options: { readonly cwd: string }) => Effect.Effect<BashSession, never, Scope.Scope>
+  readonly session: (options: {
+    readonly cwd: string
+    /** More directories the `workspace` profile may write (ACP `additionalDirectories`). */
+    readonly additionalDirectories?: ReadonlyArray<string>
+  }) => Effect.Effect<BashSession, never, Scope.Scope>
 }>() {}

@@ -21,7 +21,6 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
@@ -35,7 +34,6 @@ import {
   type BashConfig,
   type BashResult,
   type BashSession,
-  type ContainmentMode,
   DEFAULT_TIMEOUT_MS,
   MAX_TIMEOUT_MS,
   type RunEvent,
@@ -44,11 +42,15 @@ import {
   type TaskOutput
 } from "./Bash.js"
 import * as ChildProcess from "./ChildProcess.js"
+import * as Containment from "./Containment.js"
 import * as EnvScrub from "./EnvScrub.js"
 import type { ExitStatus } from "../Terminal/ExitStatus.js"
 import { ModelText, OutputBudget } from "./OutputBudget.js"
 import * as OutputPump from "./OutputPump.js"
+import * as Sandbox from "./Sandbox.js"
 import * as StatusLines from "./StatusLines.js"
+
+export { containmentFromEnv, resolveContainment } from "./Containment.js"
 
 export const defaultConfig: BashConfig = {
   defaultTimeoutMs: DEFAULT_TIMEOUT_MS,
@@ -131,10 +133,12 @@ interface ExecSpec {
   readonly stop: Effect.Effect<void>
   /** Each decoded chunk and the raw bytes it came from; a returned Promise pauses the pipes until it resolves. */
   readonly onOutput: (text: string, bytes: Uint8Array) => Promise<void> | undefined
-  /** A full-output file was kept for this call (the session removes it when it closes). */
-  readonly onSavedFile: (path: string) => void
   /** Takes the namespace the session started ahead for this call, if any (the spawn owns it from then on). */
   readonly prewarmed?: () => ChildProcess.Prewarmed | undefined
+  /** The session's own directory: cwd and exit records, full-output files (writable in every sandbox profile). */
+  readonly toolDir: string
+  /** The call's environment, bar `PWD`. */
+  readonly env: Readonly<Record<string, string>>
 }
 
 /** How every call runs its script (the script is the last argument). */
@@ -165,7 +169,7 @@ const execute = (
 ): Effect.Effect<Effect.Effect<ExecResult>, BashError, Scope.Scope> =>
   Effect.gen(function*() {
     const tempFile = (kind: string) =>
-      path.join(config.tempDir, `dsh-acp-${kind}-${process.pid}-${crypto.randomBytes(6).toString("hex")}`)
+      path.join(spec.toolDir, `dsh-acp-${kind}-${crypto.randomBytes(6).toString("hex")}`)
     const cwdFile = spec.recordCwd ? tempFile("cwd") : undefined
     // In a pid namespace a signal death reaches us as 128+n; the EXIT trap's record tells them apart.
     const exitFile = containment._tag === "PidNamespace" ? tempFile("exit") : undefined
@@ -181,7 +185,7 @@ const execute = (
     const budget = new OutputBudget({
       maxChars: config.maxOutputChars,
       fullOutputMaxBytes: config.fullOutputMaxBytes,
-      tempDir: config.tempDir
+      tempDir: spec.toolDir
     })
     // Only the normal path reaches `budget.finish()`: an interrupted call (consumer gone, cancel
     // grace over, session closed) would otherwise leak the full-output file and its descriptor.
@@ -203,7 +207,7 @@ const execute = (
       file: BASH_FILE,
       args: [...BASH_ARGS, script],
       cwd: spec.cwd,
-      env: { ...callEnv(config), PWD: spec.cwd },
+      env: { ...spec.env, PWD: spec.cwd },
       containment,
       ...(exitFile === undefined ? {} : { exitFile }),
       ...(spec.prewarmed === undefined ? {} : { prewarmed: spec.prewarmed }),
@@ -267,7 +271,6 @@ const execute = (
         void spec.onOutput(rest, takeBytes(new Uint8Array(0)))
       }
       const { output, truncated } = budget.finish()
-      if (truncated?.savedTo !== undefined) spec.onSavedFile(truncated.savedTo)
       const parts: StatusLines.ResultParts = {
         output: StatusLines.toOutputText(output),
         ...(truncated !== undefined ? { truncated } : {}),
@@ -330,57 +333,101 @@ interface WaitFailed {
 const makeSession = (
   config: BashConfig,
   containmentOf: Effect.Effect<ChildProcess.Containment>,
-  initialCwd: string
+  sandboxOf: Effect.Effect<Sandbox.Support>,
+  options: { readonly cwd: string; readonly additionalDirectories?: ReadonlyArray<string> | undefined }
 ): Effect.Effect<BashSession, never, Scope.Scope> =>
   Effect.gen(function*() {
     // Starts the `auto` probe (if not yet) without waiting for it: each call waits, at its spawn.
     yield* Effect.forkDaemon(containmentOf)
-    const cwdRef = yield* Ref.make(path.resolve(initialCwd))
-    // The cwd files and full-output files go there; a missing directory would silently lose the cwd.
-    yield* Effect.sync(() => {
+    const cwdRef = yield* Ref.make(path.resolve(options.cwd))
+    // The session's own directory: the cwd, exit and full-output files of its calls (a missing
+    // directory would silently lose the cwd). One directory, so a sandbox can leave it writable and
+    // visible (the model reads the full output it is pointed at), and closing removes all of it.
+    const toolDir = yield* Effect.sync(() => {
       try {
         fs.mkdirSync(config.tempDir, { recursive: true })
+        return fs.mkdtempSync(path.join(config.tempDir, `dsh-acp-${process.pid}-`))
       } catch {
         // reported when a file cannot be written
+        return config.tempDir
       }
     })
+    if (toolDir !== config.tempDir) {
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(toolDir, { recursive: true, force: true })))
+    }
     const tasks = new Map<string, TaskState>()
     let taskCounter = 0
-    /** Full-output files of this session's calls: the model reads them during the session. */
-    const savedFiles: Array<string> = []
-    const onSavedFile = (file: string) => void savedFiles.push(file)
-    yield* Effect.addFinalizer(() =>
-      Effect.sync(() => {
-        for (const file of savedFiles) fs.rmSync(file, { force: true })
-      })
-    )
     /** Tasks between the limit check and their registration. */
     let starting = 0
 
+    // The profile: the configured one when the sandbox works here, else `full` (said in the log).
+    const requested = config.sandbox ?? "full"
+    const support = requested === "full" ? Sandbox.available : yield* sandboxOf
+    if (support._tag === "Unavailable") {
+      yield* Effect.logWarning(`sandbox: the ${requested} profile is not available (${support.reason}); commands run in the full profile`)
+    }
+    const profileRef = yield* Ref.make<Sandbox.SandboxProfile>(support._tag === "Available" ? requested : "full")
+    const scope: Sandbox.Scope = {
+      workspace: path.resolve(options.cwd),
+      additionalDirectories: options.additionalDirectories ?? [],
+      toolDir,
+      allowNetwork: config.allowNetwork === true
+    }
+    /** How the next call runs: the executor's containment with the session's current profile. */
+    const currentContainment: Effect.Effect<ChildProcess.Containment> = Effect.gen(function*() {
+      const base = yield* containmentOf
+      const profile = yield* Ref.get(profileRef)
+      return base._tag === "PidNamespace" && profile !== "full" ? { ...base, view: Sandbox.view(profile, scope) } : base
+    })
+    const envFor = (containment: ChildProcess.Containment): Record<string, string> =>
+      containment._tag === "PidNamespace" && containment.view !== undefined
+        ? { ...callEnv(config), ...Sandbox.sandboxedEnv }
+        : callEnv(config)
+
     // The next foreground call's namespace, started while the session is idle (bwrap's start-up is
-    // most of what a pid namespace costs a call). At most one; ended when the session closes.
+    // most of what a pid namespace costs a call). At most one, for the current profile (a spare of
+    // another profile is never used: see `prewarmedFits`); ended when the session closes.
     let spare: ChildProcess.Prewarmed | undefined
     let sessionClosed = false
     const refill = (containment: ChildProcess.Containment): void => {
       if (sessionClosed || spare !== undefined || containment._tag !== "PidNamespace") return
-      spare = ChildProcess.prewarm(containment.bwrap, BASH_FILE, BASH_ARGS, callEnv(config))
+      spare = ChildProcess.prewarm(containment.bwrap, BASH_FILE, BASH_ARGS, envFor(containment), containment.view)
     }
     const takeSpare = (): ChildProcess.Prewarmed | undefined => {
       const taken = spare
       spare = undefined
       return taken
     }
-    /** After a call: refill once the event loop has sent what the call produced. */
-    const refillSoon = (containment: ChildProcess.Containment): Effect.Effect<void> =>
-      Effect.sync(() => void setImmediate(() => refill(containment)))
+    /** After a call: refill, for the profile current then, once the event loop has sent what the call produced. */
+    const refillSoon: Effect.Effect<void> = Effect.flatMap(
+      currentContainment,
+      (containment) => Effect.sync(() => void setImmediate(() => refill(containment)))
+    )
+    const disposeSpare = Effect.suspend(() => {
+      const taken = takeSpare()
+      return taken === undefined ? Effect.void : ChildProcess.disposePrewarmed(taken)
+    })
     yield* Effect.addFinalizer(() =>
       Effect.suspend(() => {
         sessionClosed = true
-        const taken = takeSpare()
-        return taken === undefined ? Effect.void : ChildProcess.disposePrewarmed(taken)
+        return disposeSpare
       })
     )
-    yield* Effect.forkScoped(Effect.flatMap(containmentOf, refillSoon))
+    yield* Effect.forkScoped(refillSoon)
+
+    const setProfile = (profile: Sandbox.SandboxProfile): Effect.Effect<void, BashError> =>
+      Effect.gen(function*() {
+        if (profile !== "full") {
+          const now = yield* sandboxOf
+          if (now._tag === "Unavailable") {
+            return yield* new BashError({ reason: "SandboxUnavailable", message: `the ${profile} profile is not available: ${now.reason}` })
+          }
+        }
+        if ((yield* Ref.getAndSet(profileRef, profile)) === profile) return
+        // The spare was made for the old profile: replace it now, so the next call still finds one.
+        yield* disposeSpare
+        yield* refillSoon
+      })
 
     /** The kill sequence through the task's own lifecycle, so its `events` still end with `Finished`. Bounded. */
     const stopTask = (t: TaskState): Effect.Effect<void> =>
@@ -409,7 +456,7 @@ const makeSession = (
         const dir = yield* resolveDir(base, workdirOf(args))
         const queue = yield* Effect.acquireRelease(Queue.bounded<RunEvent | WaitFailed>(FOREGROUND_QUEUE_CHUNKS), Queue.shutdown)
         const pump = OutputPump.make(queue, yield* Effect.runtime<never>())
-        const containment = yield* containmentOf
+        const containment = yield* currentContainment
         const wait = yield* execute(config, containment, {
           command: args.command,
           cwd: dir,
@@ -417,7 +464,8 @@ const makeSession = (
           // `workdir` is for this call only: a `cd` inside it does not move the session.
           recordCwd: workdirOf(args) === undefined,
           stop: options?.cancel ?? Effect.never,
-          onSavedFile,
+          toolDir,
+          env: envFor(containment),
           onOutput: (data, bytes) => pump.push({ _tag: "Output", data, bytes }),
           // A long script is read slowly by the waiting init (see PREWARMED_MAX_SCRIPT): the spare waits for the next call.
           prewarmed: () => Buffer.byteLength(args.command) <= ChildProcess.PREWARMED_MAX_SCRIPT ? takeSpare() : undefined
@@ -434,7 +482,7 @@ const makeSession = (
           Effect.catchAllCause((cause) =>
             Cause.isInterruptedOnly(cause) ? Effect.void : Queue.offer(queue, { _tag: "WaitFailed", error: internalError(cause) })
           ),
-          Effect.ensuring(refillSoon(containment)),
+          Effect.ensuring(refillSoon),
           Effect.forkScoped
         )
         return Stream.fromQueue(queue).pipe(
@@ -473,7 +521,7 @@ const makeSession = (
         const base = yield* Ref.get(cwdRef)
         const dir = yield* resolveDir(base, workdirOf(args))
         const id = `bg-${++taskCounter}`
-        const containment = yield* containmentOf
+        const containment = yield* currentContainment
         const events = yield* Queue.unbounded<RunEvent>()
         let queuedChars = 0
         let skippedChars = 0
@@ -516,7 +564,8 @@ const makeSession = (
             ...timeouts(args.timeout_ms, undefined),
             recordCwd: false,
             stop: Deferred.await(state.stop),
-            onSavedFile,
+            toolDir,
+            env: envFor(containment),
             onOutput: (data, bytes) => {
               state.window.push(data)
               offerEvent(data, bytes)
@@ -596,64 +645,13 @@ const makeSession = (
           return { info: taskInfo(t), output: text, running: t.result === undefined }
         }),
       kill: (id) =>
-        find(id).pipe(Effect.tap(stopTask), Effect.map(taskInfo))
+        find(id).pipe(Effect.tap(stopTask), Effect.map(taskInfo)),
+      profile: Ref.get(profileRef),
+      setProfile,
+      sandbox: sandboxOf
     }
     return session
   })
-
-const CONTAINMENT_MODES: ReadonlyArray<ContainmentMode> = ["auto", "bwrap", "process-group"]
-
-/** `DSH_ACP_CONTAINMENT` (`auto` | `bwrap` | `process-group`), used when the config does not say. */
-export const containmentFromEnv = (env: Readonly<Record<string, string | undefined>> = process.env): ContainmentMode | undefined => {
-  const value = env.DSH_ACP_CONTAINMENT
-  return CONTAINMENT_MODES.includes(value as ContainmentMode) ? value as ContainmentMode : undefined
-}
-
-const pidNamespace: ChildProcess.Containment = { _tag: "PidNamespace", bwrap: "bwrap" }
-
-/**
- * The containment for a mode, logged once. `"auto"` probes bwrap lazily, in the background, from the
- * first session's opening, so the agent's start is not delayed; a command waits for the answer.
- */
-export const resolveContainment = (mode: ContainmentMode): Effect.Effect<Effect.Effect<ChildProcess.Containment>> => {
-  switch (mode) {
-    case "process-group":
-      return Effect.logInfo("containment: process groups (configured)").pipe(Effect.as(Effect.succeed(ChildProcess.processGroup)))
-    case "bwrap":
-      return Effect.logInfo("containment: bwrap pid namespace (configured)").pipe(Effect.as(Effect.succeed(pidNamespace)))
-    case "auto":
-      return Effect.sync(() => {
-        // Lazy and shared: the probe spawns bwrap (~4-5 ms of CPU), which would delay the answer to
-        // `initialize`; it starts when the first session opens. It runs in a daemon fiber and answers
-        // through a Deferred, so a caller interrupted while waiting never leaves an interrupted
-        // result behind for later callers; the flag is set in the same uninterruptible step that
-        // forks the probe, so there is exactly one probe and it always answers.
-        const answer = Deferred.unsafeMake<ChildProcess.Containment>(FiberId.none)
-        let started = false
-        const start = Effect.uninterruptible(Effect.suspend(() => {
-          if (started) return Effect.void
-          started = true
-          return Effect.asVoid(Effect.forkDaemon(Effect.intoDeferred(probeContainment(), answer)))
-        }))
-        return Effect.zipRight(start, Deferred.await(answer))
-      })
-  }
-}
-
-const probeContainment = (): Effect.Effect<ChildProcess.Containment> =>
-  ChildProcess.probeBwrap().pipe(
-    Effect.tap((probe) => {
-      switch (probe._tag) {
-        case "Works":
-          return Effect.logInfo("containment: bwrap pid namespace")
-        case "Missing":
-          return Effect.logInfo("containment: process groups (bwrap is not installed; a setsid grandchild can escape)")
-        case "Broken":
-          return Effect.logWarning(`containment: process groups (bwrap does not work here: ${probe.reason.split("\n")[0]})`)
-      }
-    }),
-    Effect.map((probe) => probe._tag === "Works" ? pidNamespace : ChildProcess.processGroup)
-  )
 
 /**
  * The live executor; `config` overrides {@link defaultConfig} field by field. The containment mode
@@ -666,9 +664,10 @@ export const layer = (config?: Partial<BashConfig>): Layer.Layer<Bash> =>
       const merged: BashConfig = {
         ...defaultConfig,
         ...config,
-        containment: config?.containment ?? containmentFromEnv() ?? defaultConfig.containment ?? "auto"
+        containment: config?.containment ?? Containment.containmentFromEnv() ?? defaultConfig.containment ?? "auto"
       }
-      const containment = yield* resolveContainment(merged.containment ?? "auto")
-      return { session: ({ cwd }) => makeSession(merged, containment, cwd) }
+      const containment = yield* Containment.resolveContainment(merged.containment ?? "auto")
+      const sandbox = yield* Containment.resolveSandbox(containment, merged.tempDir)
+      return { session: (options) => makeSession(merged, containment, sandbox, options) }
     })
   )

@@ -37,7 +37,12 @@ export class SpawnError extends Data.TaggedError("SpawnError")<{ readonly messag
  */
 export type Containment =
   | { readonly _tag: "ProcessGroup" }
-  | { readonly _tag: "PidNamespace"; readonly bwrap: string }
+  | {
+    readonly _tag: "PidNamespace"
+    readonly bwrap: string
+    /** What the namespace sees of the filesystem and network (a sandbox profile, `Sandbox.ts`); default {@link FULL_VIEW}. */
+    readonly view?: ReadonlyArray<string>
+  }
 
 export const processGroup: Containment = { _tag: "ProcessGroup" }
 
@@ -58,17 +63,12 @@ export const processGroup: Containment = { _tag: "ProcessGroup" }
  * /proc` shows the namespace's own processes (so `ps`, `kill %1`, `$$` agree inside); the user,
  * environment and cwd are those of the agent (bwrap keeps the environment, `--chdir` the cwd).
  */
-export const BWRAP_FLAGS: ReadonlyArray<string> = [
-  "--unshare-pid",
-  "--die-with-parent",
-  "--new-session",
-  "--as-pid-1",
-  "--dev-bind",
-  "/",
-  "/",
-  "--proc",
-  "/proc"
-]
+export const NAMESPACE_FLAGS: ReadonlyArray<string> = ["--unshare-pid", "--die-with-parent", "--new-session", "--as-pid-1"]
+
+/** The whole filesystem as it is, and the host network: no sandbox, only the pid namespace. */
+export const FULL_VIEW: ReadonlyArray<string> = ["--dev-bind", "/", "/", "--proc", "/proc"]
+
+export const BWRAP_FLAGS: ReadonlyArray<string> = [...NAMESPACE_FLAGS, ...FULL_VIEW]
 
 // After the command, init looks at the namespace's /proc (a glob: no fork). When it is the only
 // process left (the usual case) it reports `<status> alone` and exits, which ends the namespace at
@@ -95,8 +95,14 @@ const NAMESPACE_INIT = [
 ].join("; ")
 
 /** The argv (after `bwrap`) that runs `file args` in a new pid namespace under our init. */
-export const bwrapArgs = (cwd: string, file: string, args: ReadonlyArray<string>): Array<string> => [
-  ...BWRAP_FLAGS,
+export const bwrapArgs = (
+  cwd: string,
+  file: string,
+  args: ReadonlyArray<string>,
+  view: ReadonlyArray<string> = FULL_VIEW
+): Array<string> => [
+  ...NAMESPACE_FLAGS,
+  ...view,
   "--chdir",
   cwd,
   "--info-fd",
@@ -142,6 +148,7 @@ export const PREWARMED_MAX_SCRIPT = 2048
  */
 export interface Prewarmed {
   readonly bwrap: string
+  readonly view: ReadonlyArray<string>
   readonly file: string
   /** The arguments before the script. */
   readonly args: ReadonlyArray<string>
@@ -158,20 +165,21 @@ export const prewarm = (
   bwrap: string,
   file: string,
   args: ReadonlyArray<string>,
-  env: Readonly<Record<string, string>>
+  env: Readonly<Record<string, string>>,
+  view: ReadonlyArray<string> = FULL_VIEW
 ): Prewarmed | undefined => {
   let child: cp.ChildProcess
   try {
     child = cp.spawn(
       bwrap,
-      [...BWRAP_FLAGS, "--chdir", "/", "--info-fd", "3", "--", "sh", "-c", PREWARMED_INIT, "dsh-acp-init", file, ...args],
+      [...NAMESPACE_FLAGS, ...view, "--chdir", "/", "--info-fd", "3", "--", "sh", "-c", PREWARMED_INIT, "dsh-acp-init", file, ...args],
       // 3: bwrap's info, 4: init's report, 6: the call (cwd and script) from us.
       { cwd: "/", env, stdio: ["ignore", "pipe", "pipe", "pipe", "pipe", "ignore", "pipe"], detached: true }
     )
   } catch {
     return undefined
   }
-  const prewarmed: Prewarmed = { bwrap, file, args, env, child, dead: child.pid === undefined, info: "" }
+  const prewarmed: Prewarmed = { bwrap, view, file, args, env, child, dead: child.pid === undefined, info: "" }
   const info = child.stdio[3] as NodeJS.ReadableStream
   info.setEncoding("utf8")
   info.on("data", (text: string) => void (prewarmed.info += text))
@@ -196,8 +204,13 @@ export const disposePrewarmed = (p: Prewarmed): Effect.Effect<void> =>
 /** fd 6 of a pre-spawned namespace: the call goes there. */
 const goPipe = (child: cp.ChildProcess): NodeJS.WritableStream => (child.stdio as ReadonlyArray<unknown>)[6] as NodeJS.WritableStream
 
-const prewarmedFits = (p: Prewarmed, bwrap: string, options: SpawnOptions): boolean => {
+const sameArgs = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): boolean =>
+  a.length === b.length && a.every((x, i) => x === b[i])
+
+/** A spare started for another profile (the session's mode changed since) must never run the call. */
+const prewarmedFits = (p: Prewarmed, bwrap: string, view: ReadonlyArray<string>, options: SpawnOptions): boolean => {
   if (p.dead || p.child.exitCode !== null || p.child.signalCode !== null || p.bwrap !== bwrap) return false
+  if (!sameArgs(p.view, view)) return false
   if (p.file !== options.file || p.args.length !== options.args.length - 1 || options.cwd.includes("\n")) return false
   for (let i = 0; i < p.args.length; i++) if (p.args[i] !== options.args[i]) return false
   const { PWD: _pwd, ...env } = options.env
@@ -378,7 +391,7 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Child, SpawnError, S
       let child: cp.ChildProcess
       const prewarmed = options.prewarmed?.()
       const usePrewarmed = prewarmed !== undefined && inNamespace !== undefined &&
-        prewarmedFits(prewarmed, inNamespace.bwrap, options)
+        prewarmedFits(prewarmed, inNamespace.bwrap, inNamespace.view ?? FULL_VIEW, options)
       if (prewarmed !== undefined && !usePrewarmed) yield* Effect.forkDaemon(disposePrewarmed(prewarmed))
       try {
         child = usePrewarmed
@@ -390,7 +403,7 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Child, SpawnError, S
             stdio: ["ignore", "pipe", "pipe"],
             detached: true
           })
-          : cp.spawn(inNamespace.bwrap, bwrapArgs(options.cwd, options.file, options.args), {
+          : cp.spawn(inNamespace.bwrap, bwrapArgs(options.cwd, options.file, options.args, inNamespace.view), {
             cwd: options.cwd,
             env: options.env,
             // 3: bwrap's info (init's host pid and the namespace), 4: init's report of the exit status.
@@ -624,12 +637,16 @@ export type ProbeResult = { readonly _tag: "Works" } | { readonly _tag: "Missing
  * bwrap can be installed and still fail: no unprivileged user namespaces, a container without
  * CAP_SYS_ADMIN to mount /proc, a seccomp profile that forbids `clone(CLONE_NEWPID)`.
  */
-export const probeBwrap = (bwrap = "bwrap", timeout: Duration.DurationInput = Duration.seconds(2)): Effect.Effect<ProbeResult> =>
+export const probeBwrap = (
+  bwrap = "bwrap",
+  timeout: Duration.DurationInput = Duration.seconds(2),
+  view: ReadonlyArray<string> = FULL_VIEW
+): Effect.Effect<ProbeResult> =>
   Effect.async<ProbeResult>((resume) => {
     let stderr = ""
     let child: cp.ChildProcess
     try {
-      child = cp.spawn(bwrap, bwrapArgs("/", "true", []), { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"] })
+      child = cp.spawn(bwrap, bwrapArgs("/", "true", [], view), { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"] })
     } catch (e) {
       resume(Effect.succeed({ _tag: "Broken", reason: e instanceof Error ? e.message : String(e) }))
       return

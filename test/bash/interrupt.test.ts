@@ -26,6 +26,10 @@ const outputFds = (): Array<string> =>
     }
   })
 
+/** Full-output files under `dir` (each session keeps its files in a directory of its own there). */
+const outputFiles = (dir: string): Array<string> =>
+  fs.readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((f) => path.basename(f).startsWith("dsh-acp-output-"))
+
 for (const { mode, skip } of containmentModes) {
   describe.skipIf(skip !== undefined)(`interrupted calls (${mode}${skip === undefined ? "" : `: skipped, ${skip}`})`, () => {
     it.live("interrupting a call past the spill threshold removes its full-output file and closes its fd", () =>
@@ -44,7 +48,7 @@ for (const { mode, skip } of containmentModes) {
             Stream.takeUntil((e) => {
               if (e._tag === "Output") seen += e.data.length
               if (seen < 3_000_000) return false
-              filesWhileRunning = fs.readdirSync(tempDir).filter((f) => f.startsWith("dsh-acp-output-")).length
+              filesWhileRunning = outputFiles(tempDir).length
               fdsWhileRunning = outputFds().length
               return true
             }),
@@ -56,7 +60,7 @@ for (const { mode, skip } of containmentModes) {
           expect(fdsWhileRunning).toBe(1)
         }))
         expect(livingWith(tok)).toEqual([])
-        expect(fs.readdirSync(tempDir).filter((f) => f.startsWith("dsh-acp-output-"))).toEqual([])
+        expect(outputFiles(tempDir)).toEqual([])
         expect(outputFds()).toEqual([])
         // Pipes and the file are closed synchronously by the finalizers; allow a moment for Node's
         // own handles (the child's pipe sockets) to be released.

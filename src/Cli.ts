@@ -6,6 +6,10 @@ import * as Either from "effect/Either"
 import * as ModelSpec from "./Model/ModelSpec.js"
 import { enabledFromEnv } from "./Tools/Bash/ChangeTracker.js"
 
+/** The sandbox profiles (kept equal to `Bash/Sandbox.ts` by the type; not imported, to keep the start light). */
+export type SandboxProfile = "read-only" | "workspace" | "full"
+const SANDBOX_PROFILES: ReadonlyArray<SandboxProfile> = ["read-only", "workspace", "full"]
+
 /** Kept equal to package.json's version by a test (reading package.json would cost start-up time). */
 export const VERSION = "0.1.0"
 
@@ -21,6 +25,10 @@ export interface AgentOptions {
   readonly approveAll: boolean
   /** Show the files a command changed (in a git work tree) on its card. */
   readonly diffs: boolean
+  /** The sandbox profile sessions start in (`--sandbox`, `DSH_ACP_SANDBOX`); `undefined`: full. */
+  readonly sandbox: SandboxProfile | undefined
+  /** The workspace profile may reach the network. */
+  readonly allowNetwork: boolean
 }
 
 export type Command =
@@ -44,6 +52,14 @@ Options:
   --log-level <level>  none | error | warning | info | debug (default: warning); logs go to stderr
   --fallback           (demo) act as a client without terminal cards: the \`\`\`console text fallback
 
+Sandbox (needs a working bwrap; each session can switch mode in the editor):
+  --sandbox <profile>  the profile sessions start in (env DSH_ACP_SANDBOX; default full):
+                       read-only  nothing writable, a private /tmp, no network;
+                       workspace  only the project (and additional directories) writable,
+                                  a private /tmp, no network;
+                       full       no sandbox (a pid namespace only)
+  --allow-network      let the workspace profile reach the network (env DSH_ACP_ALLOW_NETWORK=1)
+
 Model (without --model, prompts are bash scripts run in the session's directory; /bg <script>,
 /jobs and /kill <id> manage background tasks):
   --model <provider>:<model>  let a model run the commands: openai:gpt-4.1,
@@ -66,6 +82,12 @@ export const parseArgs = (
   let timeoutMs: number | undefined
   const model: { model?: string; baseUrl?: string; apiKeyEnv?: string } = {}
   let approveAll = env["DSH_ACP_APPROVE_ALL"] === "1" || env["DSH_ACP_APPROVE_ALL"] === "true"
+  let allowNetwork = env["DSH_ACP_ALLOW_NETWORK"] === "1" || env["DSH_ACP_ALLOW_NETWORK"] === "true"
+  const sandboxEnv = env["DSH_ACP_SANDBOX"]
+  if (sandboxEnv !== undefined && sandboxEnv !== "" && !SANDBOX_PROFILES.includes(sandboxEnv as SandboxProfile)) {
+    return Either.left(`DSH_ACP_SANDBOX must be one of ${SANDBOX_PROFILES.join(", ")}, got ${sandboxEnv}`)
+  }
+  let sandbox = sandboxEnv === undefined || sandboxEnv === "" ? undefined : sandboxEnv as SandboxProfile
   let liveOutput = true
   let diffs = enabledFromEnv(env)
   let logLevel: LogLevel = "warning"
@@ -114,6 +136,15 @@ export const parseArgs = (
       case "--approve-all":
         approveAll = true
         break
+      case "--sandbox": {
+        const raw = value()
+        if (!SANDBOX_PROFILES.includes(raw as SandboxProfile)) return Either.left(`--sandbox must be one of ${SANDBOX_PROFILES.join(", ")}, got ${raw ?? "nothing"}`)
+        sandbox = raw as SandboxProfile
+        break
+      }
+      case "--allow-network":
+        allowNetwork = true
+        break
       default:
         if (arg.startsWith("-")) return Either.left(`unknown option ${arg} (see --help)`)
         positional.push(arg)
@@ -124,7 +155,7 @@ export const parseArgs = (
   }
   const spec = ModelSpec.resolve(ModelSpec.mergeSettings(model, ModelSpec.settingsFromEnv(env)), env)
   if (Either.isLeft(spec)) return Either.left(spec.left)
-  const options: AgentOptions = { timeoutMs, liveOutput, logLevel, model: spec.right, approveAll, diffs }
+  const options: AgentOptions = { timeoutMs, liveOutput, logLevel, model: spec.right, approveAll, diffs, sandbox, allowNetwork }
   if (positional[0] === "demo") {
     return Either.right({ _tag: "Demo", script: positional.length > 1 ? positional.slice(1).join(" ") : undefined, fallback, options })
   }

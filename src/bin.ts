@@ -45,7 +45,11 @@ const runAgent = (options: AgentOptions) =>
     mapping: { liveOutput: options.liveOutput }
   }).pipe(
     Effect.provide(harnessLayer(options)),
-    Effect.provide(BashLive.layer(options.timeoutMs === undefined ? {} : { defaultTimeoutMs: options.timeoutMs })),
+    Effect.provide(BashLive.layer({
+      ...(options.timeoutMs === undefined ? {} : { defaultTimeoutMs: options.timeoutMs }),
+      ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }),
+      allowNetwork: options.allowNetwork
+    })),
     Effect.provideService(ChangeTracker.Settings, { enabled: options.diffs, budgetMs: ChangeTracker.budgetFromEnv() }),
     Effect.provide(stderrLogger(options.logLevel))
   )

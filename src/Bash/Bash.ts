@@ -121,6 +121,9 @@ export interface BashSession {
   readonly sandbox: Effect.Effect<SandboxSupport>
 }
 
+/** The part of a session that sets its commands' sandbox profile (what a mode switch moves). */
+export type SandboxControl = Pick<BashSession, "profile" | "setProfile" | "sandbox">
+
 export interface BashConfig {
   readonly defaultTimeoutMs: number
   /** Model-text budget in characters (head one third, tail two thirds). */
@@ -156,6 +159,6 @@ export class Bash extends Context.Tag("dsh-acp/Bash/Bash")<Bash, {
   readonly session: (options: {
     readonly cwd: string
     /** More directories the `workspace` profile may write (ACP `additionalDirectories`). */
-    readonly additionalDirectories?: ReadonlyArray<string>
+    readonly additionalDirectories?: ReadonlyArray<string> | undefined
   }) => Effect.Effect<BashSession, never, Scope.Scope>
 }>() {}

@@ -6,4 +6,5 @@
 export * as Bash from "./Bash.js"
 export * as BashLive from "./BashLive.js"
 export * as EnvScrub from "./EnvScrub.js"
+export * as Sandbox from "./Sandbox.js"
 export * as StatusLines from "./StatusLines.js"

@@ -11,6 +11,7 @@ import { Harness, type PromptBlock } from "../Harness/Harness.js"
 import { Capabilities } from "./Capabilities.js"
 import { JsonRpc, RpcError } from "./JsonRpc.js"
 import { Mapping, type MappingConfig } from "./Mapping.js"
+import * as Modes from "./Modes.js"
 import * as Permission from "./Permission.js"
 import * as Session from "./Session.js"
 import * as V2 from "./V2/Agent.js"
@@ -94,10 +95,23 @@ export const serve = <E, R>(
         const id = `dsh-${randomUUID()}`
         const isV2 = yield* v2.active
         const parts = isV2 ? v2.sessionParts(id) : { mapping, client: { requestPermission: Permission.ask(peer, id) } }
-        const opened = yield* Session.open({ id, cwd: params.cwd, harness, emit, ...parts })
+        const opened = yield* Session.open({
+          id,
+          cwd: params.cwd,
+          additionalDirectories: params.additionalDirectories,
+          harness,
+          emit,
+          ...parts
+        })
         sessions.set(id, opened)
         yield* Effect.logInfo(`session ${id} opened in ${params.cwd}`)
+        // ACP v2 sessions do not offer modes yet (v2 has config options only; not wired here).
         if (isV2) return v2.opened(opened)
+        const note = opened.modes?.note
+        if (note !== undefined) {
+          yield* Effect.logInfo(`session ${id}: ${note}`)
+          if (yield* capabilities.notices) request.afterResponse(emit({ sessionId: id, update: Modes.noticeUpdate(note) }))
+        }
         // After the response is on the wire, so the client knows the session the update names.
         request.afterResponse(emit({
           sessionId: id,
@@ -110,8 +124,10 @@ export const serve = <E, R>(
             }))
           }
         }))
-        return { sessionId: id }
+        return { sessionId: id, ...(yield* Modes.newSessionFields(opened.modes)) }
       })))
+
+    yield* Modes.register({ peer, session, whenInitialized, emit, isV2: v2.active })
 
     yield* peer.handle(Wire.Method.sessionPrompt, Wire.PromptParams, (params, request) =>
       whenInitialized(Effect.gen(function*() {

@@ -33,6 +33,10 @@ export const fromInitialize = (params: unknown): TerminalMode => {
   return Text
 }
 
+/** The client advertised `clientCapabilities.session.notices` (an object): it can show `notice` updates. */
+export const noticesFromInitialize = (params: unknown): boolean =>
+  record(record(record(record(params)?.clientCapabilities)?.session)?.notices) !== undefined
+
 export class Capabilities extends Context.Tag("dsh-acp/Bridge/Capabilities")<Capabilities, {
   /**
    * Records the client's capabilities from its `initialize` params. The first call wins: a client
@@ -41,20 +45,24 @@ export class Capabilities extends Context.Tag("dsh-acp/Bridge/Capabilities")<Cap
   readonly set: (initializeParams: unknown) => Effect.Effect<void>
   /** The mode to present terminal cards in (`Text` until `initialize` was seen). */
   readonly get: Effect.Effect<TerminalMode>
+  /** The client can show `notice` session updates (false until `initialize` was seen). */
+  readonly notices: Effect.Effect<boolean>
 }>() {
   /** One state per layer build, i.e. per connection. */
   static readonly layer: Layer.Layer<Capabilities> = Layer.effect(
     Capabilities,
     Effect.gen(function*() {
-      const state = yield* Ref.make<TerminalMode | undefined>(undefined)
+      const state = yield* Ref.make<{ readonly mode: TerminalMode; readonly notices: boolean } | undefined>(undefined)
       return {
-        set: (params) => Ref.update(state, (current) => current ?? fromInitialize(params)),
-        get: Effect.map(Ref.get(state), (mode) => mode ?? Text)
+        set: (params) =>
+          Ref.update(state, (current) => current ?? { mode: fromInitialize(params), notices: noticesFromInitialize(params) }),
+        get: Effect.map(Ref.get(state), (s) => s?.mode ?? Text),
+        notices: Effect.map(Ref.get(state), (s) => s?.notices ?? false)
       }
     })
   )
 
   /** A fixed mode, for tests and embedders that know their client. */
   static readonly layerFixed = (mode: TerminalMode): Layer.Layer<Capabilities> =>
-    Layer.succeed(Capabilities, { set: () => Effect.void, get: Effect.succeed(mode) })
+    Layer.succeed(Capabilities, { set: () => Effect.void, get: Effect.succeed(mode), notices: Effect.succeed(false) })
 }

@@ -12,7 +12,7 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import type { ClientAccess, Harness, PromptBlock, SlashCommand } from "../Harness/Harness.js"
+import type { ClientAccess, Harness, PromptBlock, SessionModes, SlashCommand } from "../Harness/Harness.js"
 import type { HarnessEvent, StopReason } from "../Harness/HarnessEvent.js"
 import type { Mapping } from "./Mapping.js"
 import type { SessionNotification } from "./SessionUpdate.js"
@@ -28,6 +28,8 @@ export interface Session {
   readonly id: string
   readonly cwd: string
   readonly commands: ReadonlyArray<SlashCommand>
+  /** The harness session's modes, if it has any. */
+  readonly modes: SessionModes | undefined
   /**
    * Runs one prompt turn to its stop reason. Concurrent prompts of one session queue. `arrival`
    * orders the prompt against `cancelFrom` (the peer's `seq`); without it only `cancel` reaches it.
@@ -47,6 +49,7 @@ export interface Session {
 export const open = (options: {
   readonly id: string
   readonly cwd: string
+  readonly additionalDirectories?: ReadonlyArray<string>
   readonly harness: Harness["Type"]
   readonly mapping: Mapping["Type"]
   readonly emit: (params: SessionNotification) => Effect.Effect<void>
@@ -58,7 +61,12 @@ export const open = (options: {
     const mapperScope = yield* Scope.make()
     const harnessScope = yield* Scope.make()
     const mapper = yield* options.mapping.forSession(options.id, options.emit).pipe(Scope.extend(mapperScope))
-    const harness = yield* options.harness.openSession({ sessionId: options.id, cwd: options.cwd, client: options.client }).pipe(
+    const harness = yield* options.harness.openSession({
+      sessionId: options.id,
+      cwd: options.cwd,
+      ...(options.additionalDirectories === undefined ? {} : { additionalDirectories: options.additionalDirectories }),
+      client: options.client
+    }).pipe(
       Scope.extend(harnessScope)
     )
     const backgroundFiber = yield* harness.background.pipe(
@@ -131,6 +139,7 @@ export const open = (options: {
       id: options.id,
       cwd: options.cwd,
       commands: harness.commands,
+      modes: harness.modes,
       prompt: (blocks, arrival) =>
         turnLock.withPermits(1)(Effect.flatMap(Ref.get(closed), (isClosed) =>
           // Cancelled before its turn began (queued, or not yet here when the cancel was read), or

@@ -158,6 +158,26 @@ export const CloseSessionParams = Schema.Struct({
 })
 export type CloseSessionParams = typeof CloseSessionParams.Type
 
+// ---------------------------------------------------------------------------------------------
+// session/set_mode, session/set_config_option
+
+export const SetSessionModeParams = Schema.Struct({
+  sessionId: SessionId,
+  modeId: Schema.String,
+  _meta: meta
+})
+export type SetSessionModeParams = typeof SetSessionModeParams.Type
+
+/** A `value_id` (a string; `type` absent or anything but `boolean`) or a boolean (`type: "boolean"`). */
+export const SetSessionConfigOptionParams = Schema.Struct({
+  sessionId: SessionId,
+  configId: Schema.String,
+  type: Schema.optional(Schema.String),
+  value: Schema.Union(Schema.String, Schema.Boolean),
+  _meta: meta
+})
+export type SetSessionConfigOptionParams = typeof SetSessionConfigOptionParams.Type
+
 /** `$/cancel_request` (protocol level); the JSON-RPC peer handles it itself. */
 export const CancelRequestParams = Schema.Struct({
   requestId: Schema.Union(Schema.String, Schema.Number, Schema.Null),
@@ -172,6 +192,8 @@ export const Method = {
   sessionPrompt: "session/prompt",
   sessionCancel: "session/cancel",
   sessionClose: "session/close",
+  sessionSetMode: "session/set_mode",
+  sessionSetConfigOption: "session/set_config_option",
   sessionUpdate: "session/update",
   requestPermission: "session/request_permission",
   cancelRequest: "$/cancel_request"

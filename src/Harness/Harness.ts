@@ -3,6 +3,7 @@
  * harness, or an embedder's own. The bridge consumes events; the harness executes.
  */
 import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import type * as Deferred from "effect/Deferred"
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -26,12 +27,33 @@ export interface PromptOptions {
   readonly cancel: Deferred.Deferred<void>
 }
 
+/** A mode the user can pick for a session (shown by the bridge as ACP session modes and a `mode` config option). */
+export interface SessionMode {
+  readonly id: string
+  readonly name: string
+  readonly description: string
+}
+
+export class UnknownMode extends Data.TaggedError("UnknownMode")<{ readonly modeId: string; readonly message: string }> {}
+
+/** The session's modes: what its commands may touch, and whether they ask first. */
+export interface SessionModes {
+  readonly available: ReadonlyArray<SessionMode>
+  readonly current: Effect.Effect<string>
+  /** Switches the mode; the next command runs under it. An id not in `available` fails, the mode unchanged. */
+  readonly set: (modeId: string) => Effect.Effect<void, UnknownMode>
+  /** Why some modes are not offered here (e.g. no working sandbox), for the user. */
+  readonly note?: string
+}
+
 export interface HarnessSession {
   /** One turn: events in order, ending with `TurnEnded`. */
   readonly prompt: (blocks: ReadonlyArray<PromptBlock>, options: PromptOptions) => Stream.Stream<HarnessEvent>
   /** Events of background work, which may arrive between turns (e.g. a background card finishing). */
   readonly background: Stream.Stream<HarnessEvent>
   readonly commands: ReadonlyArray<SlashCommand>
+  /** The session's modes, when the harness has any. */
+  readonly modes?: SessionModes
 }
 
 /** The user's answer to a permission request; `cancelled` when the turn was cancelled meanwhile. */
@@ -49,6 +71,8 @@ export interface ClientAccess {
 export interface SessionContext {
   readonly sessionId: string
   readonly cwd: string
+  /** More directories of the project (ACP `additionalDirectories`), writable in a workspace sandbox. */
+  readonly additionalDirectories?: ReadonlyArray<string>
   readonly client: ClientAccess
 }
 

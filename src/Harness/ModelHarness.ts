@@ -43,9 +43,10 @@ import type { Bash } from "../Bash/Bash.js"
 import * as Intent from "../Presentation/Intent.js"
 import * as BashTools from "../Tools/Bash/BashTools.js"
 import type { Tool, Toolset } from "../Tools/Tool.js"
-import { type ClientAccess, Harness, type HarnessSession, type PromptBlock } from "./Harness.js"
+import { Harness, type HarnessSession, type PromptBlock, type SessionContext } from "./Harness.js"
 import { HarnessEvent, type StopReason } from "./HarnessEvent.js"
 import * as ModelTools from "./ModelTools.js"
+import * as Modes from "./Modes.js"
 import * as SystemPrompt from "./SystemPrompt.js"
 import * as InvalidToolCall from "../Model/InvalidToolCall.js"
 import * as ProviderError from "../Model/ProviderError.js"
@@ -252,12 +253,14 @@ const openSession = (
   options: Options<any>,
   model: LanguageModel.Service,
   openTools: Toolset["open"],
-  context: { readonly sessionId: string; readonly cwd: string; readonly client: ClientAccess }
+  context: SessionContext
 ) =>
   Effect.gen(function*() {
     const { client, cwd: sessionCwd } = context
     const maxTurnRequests = Math.max(1, options.maxTurnRequests ?? DEFAULT_MAX_TURN_REQUESTS)
-    const tools = yield* openTools({ cwd: sessionCwd })
+    const tools = yield* openTools({ cwd: sessionCwd, additionalDirectories: context.additionalDirectories })
+    // Modes when the tools run under a sandbox (the bash tools): a mode is a profile and a rule for asking.
+    const modes = tools.sandbox === undefined ? undefined : yield* Modes.make(tools.sandbox, Modes.modelModes(options.approveAll === true))
     const modelTools = ModelTools.make(tools.tools)
     const history = yield* Ref.make(Prompt.empty)
     const alwaysAllow = yield* Ref.make(false)
@@ -281,7 +284,10 @@ const openSession = (
       Effect.gen(function*() {
         const cwd = yield* tools.cwd
         const presentation = tool.presentCall(args, { cwd })
-        const ask = options.approveAll !== true && (tool.requiresPermission?.(args) ?? true) && !(yield* Ref.get(alwaysAllow))
+        // A sandboxed tool follows the mode of this moment (Ask: full access, asking; Auto and
+        // Read-only: sandboxed, not asking); any other tool asks unless --approve-all.
+        const modeAsks = tool.sandboxed === true && modes !== undefined ? yield* modes.asks : options.approveAll !== true
+        const ask = modeAsks && (tool.requiresPermission?.(args) ?? true) && !(yield* Ref.get(alwaysAllow))
         // This call's own Stop (a client's per-call cancel): raced with the turn's cancel below, it
         // stops the call alone; the model gets the call's result and the turn goes on.
         const stop = yield* Deferred.make<void>()
@@ -426,7 +432,7 @@ const openSession = (
         )
       }))
 
-    return { prompt, background: tools.background, commands: [] } satisfies HarnessSession
+    return { prompt, background: tools.background, commands: [], ...(modes === undefined ? {} : { modes }) } satisfies HarnessSession
   })
 
 /** The model harness over a toolset (default: the bash tools) and any `LanguageModel` (see {@link layer}). */

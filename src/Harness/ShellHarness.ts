@@ -13,6 +13,7 @@ import * as ChangeTracker from "../Tools/Bash/ChangeTracker.js"
 import * as TaskCards from "../Tools/Bash/TaskCards.js"
 import { Harness, type HarnessSession, type PromptBlock, type SlashCommand } from "./Harness.js"
 import { HarnessEvent } from "./HarnessEvent.js"
+import * as Modes from "./Modes.js"
 
 export const commands: ReadonlyArray<SlashCommand> = [
   { name: "bg", description: "Run a script as a background task; its card stays open until it ends", hint: "script" },
@@ -56,9 +57,11 @@ const jobsTable = (shell: BashSession) =>
 export const make = Effect.gen(function*() {
   const bash = yield* Bash
   return Harness.of({
-    openSession: ({ sessionId, cwd }) =>
+    openSession: ({ additionalDirectories, cwd, sessionId }) =>
       Effect.gen(function*() {
-        const shell = yield* bash.session({ cwd })
+        const shell = yield* bash.session({ cwd, additionalDirectories })
+        // The mode sets the profile only: nothing asks here (the user types the commands).
+        const modes = yield* Modes.make(shell, Modes.shellModes)
         const taskCards = yield* TaskCards.make(shell)
         const tracker = yield* ChangeTracker.forSession
         let calls = 0
@@ -112,7 +115,7 @@ export const make = Effect.gen(function*() {
           }
         }
 
-        return { prompt, background: taskCards.events, commands } satisfies HarnessSession
+        return { prompt, background: taskCards.events, commands, modes } satisfies HarnessSession
       })
   })
 })

@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import type { SandboxControl } from "../Bash/Bash.js"
 import type { CardEvent } from "../Presentation/CardEvent.js"
 import type { CallIntent, ChangedFiles, ResultIntent } from "../Presentation/Intent.js"
 
@@ -58,6 +59,11 @@ export interface Tool<Args = any> extends Presenter<Args> {
   readonly parameters: Schema.Schema<Args, any>
   /** Whether a model harness asks the user before running a call (default: it asks). */
   readonly requiresPermission?: (args: Args) => boolean
+  /**
+   * The call runs under the session's sandbox profile (see {@link SessionTools.sandbox}), so a
+   * sandboxed mode may run it without asking. Other tools keep asking whatever the mode.
+   */
+  readonly sandboxed?: boolean
   readonly handle: (args: Args, context: ToolContext) => Effect.Effect<ToolOutcome>
 }
 
@@ -71,11 +77,17 @@ export interface SessionTools {
   readonly cwd: Effect.Effect<string>
   /** Cards of work that outlives its call (background tasks), which may end between turns. */
   readonly background: Stream.Stream<CardEvent>
+  /** The sandbox profile of the session's `sandboxed` tools, when the set has one (the bash tools). */
+  readonly sandbox?: SandboxControl
 }
 
 /** Tools for a session; `open` may hold per-session state (a shell) in the session's scope. */
 export interface Toolset<R = never> {
-  readonly open: (session: { readonly cwd: string }) => Effect.Effect<SessionTools, never, R | Scope.Scope>
+  readonly open: (session: {
+    readonly cwd: string
+    /** More directories of the project (ACP `additionalDirectories`), writable in a workspace sandbox. */
+    readonly additionalDirectories?: ReadonlyArray<string> | undefined
+  }) => Effect.Effect<SessionTools, never, R | Scope.Scope>
 }
 
 /** Tools without per-session state; the session's directory is the one it was opened in. */
@@ -83,12 +95,18 @@ export const toolset = (...tools: ReadonlyArray<Tool>): Toolset => ({
   open: ({ cwd }) => Effect.succeed({ tools, cwd: Effect.succeed(cwd), background: Stream.empty })
 })
 
-/** Several sets as one: their tools in order, the FIRST set's directory, every background stream. */
+/** Several sets as one: their tools in order, the FIRST set's directory, every background stream, the first sandbox. */
 export const merge = <R>(first: Toolset<R>, ...rest: ReadonlyArray<Toolset<R>>): Toolset<R> => ({
   open: (session) =>
     Effect.map(Effect.all([first, ...rest].map((set) => set.open(session))), ([head, ...tail]) => ({
       tools: [head!, ...tail].flatMap((s) => s.tools),
       cwd: head!.cwd,
-      background: Stream.mergeAll([head!, ...tail].map((s) => s.background), { concurrency: "unbounded" })
+      background: Stream.mergeAll([head!, ...tail].map((s) => s.background), { concurrency: "unbounded" }),
+      ...sandboxOf([head!, ...tail])
     }))
 })
+
+const sandboxOf = (sets: ReadonlyArray<SessionTools>): { readonly sandbox?: SandboxControl } => {
+  const sandbox = sets.find((s) => s.sandbox !== undefined)?.sandbox
+  return sandbox === undefined ? {} : { sandbox }
+}

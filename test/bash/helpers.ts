@@ -1,6 +1,7 @@
 /** Shared helpers for the bash executor tests (real bash, real clock). */
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -8,7 +9,8 @@ import * as Stream from "effect/Stream"
 import { expect } from "@effect/vitest"
 import type { BashError, BashSession, RunEvent, RunOptions } from "../../src/Bash/Bash.js"
 import type { BashArgs } from "../../src/Tools/Bash/BashArgs.js"
-import { BWRAP_FLAGS } from "../../src/Bash/ChildProcess.js"
+import { BWRAP_FLAGS, NAMESPACE_FLAGS } from "../../src/Bash/ChildProcess.js"
+import * as Sandbox from "../../src/Bash/Sandbox.js"
 import * as StatusLines from "../../src/Bash/StatusLines.js"
 
 /** Parses a result text, failing the test with the parser's message when it does not parse. */
@@ -108,3 +110,12 @@ export const livingWith = (tok: string): Array<number> =>
       return []
     }
   })
+
+/** Why the sandbox cannot run here (the tests skip), or undefined. */
+export const sandboxProblem: string | undefined = (() => {
+  const dir = os.tmpdir()
+  const view = Sandbox.view("read-only", { workspace: dir, additionalDirectories: [], toolDir: dir, allowNetwork: false })
+  const r = spawnSync("bwrap", [...NAMESPACE_FLAGS, ...view, "--", "true"], { timeout: 5000, encoding: "utf8" })
+  if (r.error !== undefined) return `bwrap unavailable: ${r.error.message}`
+  return r.status === 0 ? undefined : `bwrap cannot make the sandbox here: ${(r.stderr ?? "").trim() || `status ${r.status}`}`
+})()

@@ -15,18 +15,8 @@ import * as Stream from "effect/Stream"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Bash, type BashSession } from "../../src/Bash/Bash.js"
 import * as BashLive from "../../src/Bash/BashLive.js"
-import { NAMESPACE_FLAGS } from "../../src/Bash/ChildProcess.js"
 import * as Sandbox from "../../src/Bash/Sandbox.js"
-import { run, token } from "./helpers.js"
-
-/** Why the sandbox cannot run here (the tests skip), or undefined. */
-export const sandboxProblem: string | undefined = (() => {
-  const dir = os.tmpdir()
-  const view = Sandbox.view("read-only", { workspace: dir, additionalDirectories: [], toolDir: dir, allowNetwork: false })
-  const r = spawnSync("bwrap", [...NAMESPACE_FLAGS, ...view, "--", "true"], { timeout: 5000, encoding: "utf8" })
-  if (r.error !== undefined) return `bwrap unavailable: ${r.error.message}`
-  return r.status === 0 ? undefined : `bwrap cannot make the sandbox here: ${(r.stderr ?? "").trim() || `status ${r.status}`}`
-})()
+import { run, sandboxProblem, token } from "./helpers.js"
 
 let root: string
 let project: string

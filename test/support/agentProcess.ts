@@ -254,7 +254,9 @@ const responseDefinitions: Record<string, string> = {
   "authenticate": "AuthenticateResponse",
   "session/new": "NewSessionResponse",
   "session/prompt": "PromptResponse",
-  "session/close": "CloseSessionResponse"
+  "session/close": "CloseSessionResponse",
+  "session/set_mode": "SetSessionModeResponse",
+  "session/set_config_option": "SetSessionConfigOptionResponse"
 }
 
 const requestDefinitions: Record<string, string> = {

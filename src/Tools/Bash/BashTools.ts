@@ -97,6 +97,7 @@ export const forShell = (shell: BashSession, cards: TaskCards.TaskCards, tracker
     name: BASH,
     description: BASH_DESCRIPTION,
     parameters: BashArgs,
+    sandboxed: true,
     presentCall: BashTool.presentCall,
     presentResult: BashTool.presentResult,
     handle: (args, context) =>
@@ -142,11 +143,11 @@ export const forShell = (shell: BashSession, cards: TaskCards.TaskCards, tracker
  * the shell goes.
  */
 export const toolset: Toolset<Bash> = {
-  open: ({ cwd }) =>
+  open: ({ additionalDirectories, cwd }) =>
     Effect.gen(function*() {
-      const shell = yield* (yield* Bash).session({ cwd })
+      const shell = yield* (yield* Bash).session({ cwd, additionalDirectories })
       const cards = yield* TaskCards.make(shell)
       const tracker = yield* ChangeTracker.forSession
-      return { tools: forShell(shell, cards, tracker), cwd: shell.cwd, background: cards.events }
+      return { tools: forShell(shell, cards, tracker), cwd: shell.cwd, background: cards.events, sandbox: shell }
     })
 }

@@ -282,12 +282,23 @@ export const CONTAINMENTS = [
   { label: "DSH_ACP_CONTAINMENT=process-group", env: { DSH_ACP_CONTAINMENT: "process-group" } }
 ]
 
+/**
+ * The sandbox profiles (bwrap's view of the filesystem and network on top of the pid namespace),
+ * set as each session's starting profile; the default above is the `full` profile. Target: a
+ * sandboxed call costs at most +1 ms over a `full` one (the same pre-spawned namespace, a few
+ * more mounts made while the agent is idle).
+ */
+export const PROFILES = [
+  { label: "DSH_ACP_SANDBOX=workspace", env: { DSH_ACP_SANDBOX: "workspace" } },
+  { label: "DSH_ACP_SANDBOX=read-only", env: { DSH_ACP_SANDBOX: "read-only" } }
+]
+
 /** Untimed idle time before each timed call (see benchCall). */
 const IDLE_BETWEEN_CALLS_MS = 25
 
 export const benchCall = async ({ agent, rounds, warmup }) => {
   const agents = []
-  for (const { label, env } of CONTAINMENTS) {
+  for (const { label, env } of [...CONTAINMENTS, ...PROFILES]) {
     const { sessions, onUpdate } = cardCollector()
     const client = new Client(agent, { onUpdate, env })
     await client.initialize()
@@ -313,12 +324,14 @@ export const benchCall = async ({ agent, rounds, warmup }) => {
   }
   for (const a of agents) await a.client.close()
   const floorMedian = median(floorMs)
-  const modes = agents.map((a) => ({
+  const modes = agents.map((a, i) => ({
     label: a.label,
     median: median(a.ms),
     p95: percentile(a.ms, 95),
     overhead: median(a.ms) - floorMedian,
-    met: median(a.ms) - floorMedian <= 5
+    met: median(a.ms) - floorMedian <= 5,
+    // A sandbox profile against the default (full) profile, in the same run.
+    ...(i >= CONTAINMENTS.length ? { overFull: median(a.ms) - median(agents[0].ms), overFullMet: median(a.ms) - median(agents[0].ms) <= 1 } : {})
   }))
   return {
     rounds,
@@ -636,6 +649,12 @@ export const markdown = (results, { short, argv }) => {
       "|---|---|---|---|---|",
       ...k.modes.map((m) => `| dsh-acp, ${m.label} | ${ms(m.median)} | ${ms(m.p95)} | **${ms(m.overhead)}** | ${yes(m.met)} |`),
       `| floor | ${ms(k.floorMedian)} | ${ms(k.floorP95)} | | |`,
+      "",
+      "Sandbox profiles against the default (`full`: the pid namespace only), same run:",
+      "",
+      "| profile | median − full median | target ≤ +1 ms |",
+      "|---|---|---|",
+      ...k.modes.filter((m) => m.overFull !== undefined).map((m) => `| ${m.label} | **${ms(m.overFull)}** | ${yes(m.overFullMet)} |`),
       "",
       `${k.rounds} calls each, after ${k.warmup} untimed warm-up calls; one agent per mode, all interleaved, each call after ${IDLE_BETWEEN_CALLS_MS} ms of untimed idle time (a user pauses between prompts; bwrap mode starts the next namespace then).`,
       ""

@@ -40,7 +40,8 @@ describe("bench/run.mjs --short", () => {
       for (const key of ["agentMedian", "floorMedian", "ratio", "noProbeMedian"]) finite(`cold.${key}`, cold[key])
 
       expect(call.ok).toBe(true)
-      expect(call.modes).toHaveLength(2)
+      // Default (full), process groups, and the workspace and read-only sandbox profiles.
+      expect(call.modes).toHaveLength(4)
       for (const mode of call.modes) for (const key of ["median", "p95", "overhead"]) finite(`call ${mode.label} ${key}`, mode[key])
       for (const key of ["agentMedian", "floorMedian", "agentP95", "floorP95", "overhead"]) finite(`call.${key}`, call[key])
 

@@ -25,6 +25,7 @@ describe("Wire Schemas match the official ACP v1 schema", () => {
     ["TextBlock", Wire.TextBlock, "TextContent"],
     ["CancelParams", Wire.CancelParams, "CancelNotification"],
     ["CloseSessionParams", Wire.CloseSessionParams, "CloseSessionRequest"],
+    ["SetSessionModeParams", Wire.SetSessionModeParams, "SetSessionModeRequest"],
     ["CancelRequestParams", Wire.CancelRequestParams, "CancelRequestNotification"]
   ]
   for (const [ours, schema, official] of pairs) {
@@ -36,6 +37,16 @@ describe("Wire Schemas match the official ACP v1 schema", () => {
       for (const field of theirs.required ?? []) expect(declared, `${official}.${field}`).toContain(field)
     })
   }
+
+  it("SetSessionConfigOptionParams declares the request's fields and those of its value variants", () => {
+    const theirs = def("SetSessionConfigOptionRequest") as Def & { anyOf?: ReadonlyArray<Def> }
+    const known = [
+      ...Object.keys(theirs.properties ?? {}),
+      ...(theirs.anyOf ?? []).flatMap((variant) => Object.keys(variant.properties ?? {}))
+    ]
+    for (const field of fieldsOf(Wire.SetSessionConfigOptionParams)) expect(known, field).toContain(field)
+    for (const field of theirs.required ?? []) expect(fieldsOf(Wire.SetSessionConfigOptionParams), field).toContain(field)
+  })
 
   it("every method name exists in the official schema; session/close is a stable agent method", () => {
     const methods = new Map(

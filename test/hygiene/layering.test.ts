@@ -49,6 +49,7 @@ describe("source layering", () => {
 
   it("the Bash area exports its contract, not its parts", () => {
     const exported = [...readFileSync(join(SRC, "Bash/index.ts"), "utf8").matchAll(/^export .* from "\.\/(\w+)\.js"/gm)].map((m) => m[1])
-    expect(exported).toEqual(["Bash", "BashLive", "EnvScrub", "StatusLines"])
+    // Sandbox: the profiles (`SandboxProfile`, `Support`) that BashConfig and BashSession speak of.
+    expect(exported).toEqual(["Bash", "BashLive", "EnvScrub", "StatusLines", "Sandbox"])
   })
 })

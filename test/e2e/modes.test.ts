@@ -144,6 +144,8 @@ describe("modes without a sandbox", () => {
       expect(response.configOptions[0].description).toContain("Sandboxed modes are not offered")
       const notice: Json = await client.waitForUpdate((n) => n.update.sessionUpdate === "notice")
       expect(notice.update).toMatchObject({ severity: "warning", title: "Sandboxed modes are not available" })
+      // Then the commands, as for every session (so the count of updates below is complete).
+      await client.waitForUpdate((n) => n.update.sessionUpdate === "available_commands_update")
       expect(agent.stderrLines.join("\n")).toContain("the workspace profile is not available")
       const refused = await (async () => {
         agent.writeLine(JSON.stringify({ jsonrpc: "2.0", id: 77, method: "session/set_mode", params: { sessionId: response.sessionId, modeId: "workspace" } }))

@@ -14,9 +14,9 @@ describe("BashToolkit", () => {
     Effect.gen(function*() {
       const cwd = realpathSync(mkdtempSync(join(tmpdir(), "dsh-toolkit-")))
       mkdirSync(join(cwd, "sub"))
-      const toolkit = yield* BashToolkit.BashToolkit.pipe(
-        Effect.provide(BashToolkit.layer({ cwd }).pipe(Layer.provide(BashLive.layer({ containment: "process-group" }))))
-      )
+      // Built in the test's scope: the shell lives as long as the layer, so the layer must outlive the calls.
+      const context = yield* Layer.build(BashToolkit.layer({ cwd }).pipe(Layer.provide(BashLive.layer({ containment: "process-group" }))))
+      const toolkit = yield* BashToolkit.BashToolkit.pipe(Effect.provide(context))
       const first = yield* toolkit.handle("Bash", { command: "cd sub && echo moved" })
       expect(first.result).toBe("moved\n[exit code: 0]")
       const second = yield* toolkit.handle("Bash", { command: "pwd; exit 4" })

@@ -307,7 +307,9 @@ export const benchCall = async ({ agent, rounds, warmup }) => {
   const floorMs = []
   let ok = true
   for (let i = 0; i < warmup + rounds; i++) {
-    for (const a of agents) {
+    // Each round starts with the next agent, so no mode always runs right after the same other one
+    // (whose idle work, such as starting its next namespace, would then always land on it).
+    for (const a of [...agents.slice(i % agents.length), ...agents.slice(0, i % agents.length)]) {
       // A user pauses between prompts, and the agent uses that idle time (bwrap mode starts the
       // next call's namespace then): a short untimed pause keeps one agent's idle work out of
       // the next agent's timed call in this back-to-back interleave.
@@ -656,7 +658,7 @@ export const markdown = (results, { short, argv }) => {
       "|---|---|---|",
       ...k.modes.filter((m) => m.overFull !== undefined).map((m) => `| ${m.label} | **${ms(m.overFull)}** | ${yes(m.overFullMet)} |`),
       "",
-      `${k.rounds} calls each, after ${k.warmup} untimed warm-up calls; one agent per mode, all interleaved, each call after ${IDLE_BETWEEN_CALLS_MS} ms of untimed idle time (a user pauses between prompts; bwrap mode starts the next namespace then).`,
+      `${k.rounds} calls each, after ${k.warmup} untimed warm-up calls; one agent per mode, all interleaved (each round starting with the next mode), each call after ${IDLE_BETWEEN_CALLS_MS} ms of untimed idle time (a user pauses between prompts; bwrap mode starts the next namespace then).`,
       ""
     )
   }

@@ -58,15 +58,18 @@ const real = (dir: string): string => {
  * The namespace's view for a profile (bwrap arguments after the pid-namespace flags). Order
  * matters: the read-only root first, then `/dev`, `/proc` and the private `/tmp` over it, then the
  * session's directories (parents before children): writable ones for `workspace`, read-only ones
- * for `read-only` (bound again so a project under `/tmp` is not hidden by the private `/tmp`), and
+ * for `read-only` when under `/tmp` (bound again so the private `/tmp` does not hide them), and
  * the tool's own directory. `--bind-try`: a directory that does not exist (an additional directory
  * removed meanwhile) is skipped, not an error that would fail every command.
  */
 export const view = (profile: SandboxProfile, scope: Scope): ReadonlyArray<string> => {
   if (profile === "full") return ChildProcess.FULL_VIEW
-  const flag = profile === "workspace" ? "--bind-try" : "--ro-bind-try"
   const binds = new Map<string, string>()
-  for (const dir of [scope.workspace, ...scope.additionalDirectories]) binds.set(real(dir), flag)
+  for (const dir of [scope.workspace, ...scope.additionalDirectories].map(real)) {
+    // Read-only: the root already shows them, except under the private /tmp (each bind costs a mount).
+    if (profile === "workspace") binds.set(dir, "--bind-try")
+    else if (dir === "/tmp" || dir.startsWith("/tmp/")) binds.set(dir, "--ro-bind-try")
+  }
   binds.set(real(scope.toolDir), "--bind-try")
   const dirs = [...binds.keys()].sort((a, b) => a.length - b.length)
   const network = profile === "workspace" && scope.allowNetwork

@@ -164,3 +164,27 @@ describe("sandbox without bwrap", () => {
       expect(yield* s.profile).toBe("full")
     })))
 })
+
+describe("Sandbox.view", () => {
+  const scope = { workspace: "/srv/project", additionalDirectories: ["/srv/project/sub", "/tmp/extra"], toolDir: "/tmp/tool", allowNetwork: false }
+  const binds = (view: ReadonlyArray<string>) =>
+    view.flatMap((arg, i) => arg.endsWith("bind-try") ? [`${arg} ${view[i + 1]}`] : [])
+
+  it("full is the whole filesystem as it is, with the host network", () => {
+    expect(Sandbox.view("full", scope)).toEqual(["--dev-bind", "/", "/", "--proc", "/proc"])
+  })
+
+  it("workspace binds the project and additional directories writable, parents first, after the private /tmp", () => {
+    const view = Sandbox.view("workspace", scope)
+    expect(view.slice(0, 9)).toEqual(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"])
+    expect(binds(view)).toEqual(["--bind-try /tmp/tool", "--bind-try /tmp/extra", "--bind-try /srv/project", "--bind-try /srv/project/sub"])
+    expect(view.at(-1)).toBe("--unshare-net")
+    expect(Sandbox.view("workspace", { ...scope, allowNetwork: true })).not.toContain("--unshare-net")
+  })
+
+  it("read-only writes only the tool's directory, re-shows what the private /tmp hides, and never has network", () => {
+    const view = Sandbox.view("read-only", { ...scope, allowNetwork: true })
+    expect(binds(view)).toEqual(["--bind-try /tmp/tool", "--ro-bind-try /tmp/extra"])
+    expect(view.at(-1)).toBe("--unshare-net")
+  })
+})

@@ -9,6 +9,7 @@ import * as Data from "effect/Data"
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
+import type { SandboxProfile, Support as SandboxSupport } from "./Sandbox.js"
 import type { ResultParts } from "./StatusLines.js"
 
 export const DEFAULT_TIMEOUT_MS = 120_000
@@ -28,7 +29,6 @@ export interface RunRequest {
   /** Start as a background task (`start`), not a foreground call. */
   readonly run_in_background?: boolean
 }
-import type { SandboxProfile, Support as SandboxSupport } from "./Sandbox.js"
 
 /**
  * What a running call reports, in order: raw output chunks (stdout and stderr merged), then one

@@ -24,8 +24,6 @@ import { randomUUID } from "node:crypto"
 import { isAbsolute } from "node:path"
 import type { HarnessEvent, StopReason } from "../../Harness/HarnessEvent.js"
 import * as Intent from "../../Presentation/Intent.js"
-import type { ExitStatus } from "../../Terminal/ExitStatus.js"
-import { consoleFence } from "../ConsoleFence.js"
 import { RpcError } from "../JsonRpc.js"
 import { defaultConfig, type MappingConfig, type SessionMapper } from "../Mapping.js"
 import { textBlock } from "../SessionUpdate.js"
@@ -37,9 +35,9 @@ import {
   type SessionNotification,
   type SessionUpdate,
   terminalContent,
-  textContent,
   type ToolCallContent
 } from "./SessionUpdate.js"
+import { base64, callBody, exitStatusOf, finalContent, locationsOf, texts } from "./CardContent.js"
 import { TerminalStream } from "./TerminalStream.js"
 
 /** The v2 mapper of one session: the v1 contract, plus the per-call Stop and the turn's state. */
@@ -67,19 +65,6 @@ interface CallState {
   /** A `tool_call/cancel` was accepted: a failed end reads `cancelled`. */
   cancelledAsCall: boolean
 }
-
-const texts = (content: ReadonlyArray<Intent.Text>) => content.map((c) => textContent(c.text))
-const locationsOf = (locations: ReadonlyArray<Intent.Location>) => (locations.length === 0 ? {} : { locations })
-
-const callBody = (call: Intent.CallIntent): Array<ToolCallContent> =>
-  call._tag === "Diff" ? call.diffs.map(diffContent) : texts(call.content)
-
-const exitStatusOf = (exit: ExitStatus | undefined): WireExit => ({
-  exitCode: exit?._tag === "Exited" ? exit.code : null,
-  signal: exit?._tag === "Signaled" ? exit.signal : null
-})
-
-const base64 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64")
 
 export const make = (
   sessionId: string,
@@ -194,19 +179,6 @@ export const make = (
       return send({ sessionUpdate: "state_update", state: "idle", background: backgroundList() })
     }
 
-    const finalContent = (state: CallState, callId: string, result: Intent.ResultIntent): ReadonlyArray<ToolCallContent> | undefined => {
-      const withTerminal = (body: ReadonlyArray<ToolCallContent>) => (state.terminal ? [...body, terminalContent(callId)] : body)
-      switch (result._tag) {
-        case "Terminal":
-          // A terminal keeps its content as it is; a call that had none shows the result as text.
-          return state.terminal ? undefined : [...state.callTexts, textContent(consoleFence(Intent.transcript(result)))]
-        case "Generic":
-          return withTerminal(texts(result.content))
-        case "Diff":
-          return withTerminal(result.diffs.map(diffContent))
-      }
-    }
-
     const onCompleted = (callId: string, result: Intent.ResultIntent) =>
       Effect.gen(function*() {
         const state = calls.get(callId)
@@ -216,7 +188,7 @@ export const make = (
           yield* endTerminal(callId, state, exitStatusOf(result._tag === "Terminal" ? result.exit : undefined), result._tag === "Terminal" ? result.output : undefined)
         }
         const status = Intent.statusOf(result)
-        const content = finalContent(state, callId, result)
+        const content = finalContent(state.terminal, state.callTexts, callId, result)
         yield* send({
           sessionUpdate: "tool_call_update",
           toolCallId: callId,

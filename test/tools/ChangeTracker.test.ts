@@ -98,10 +98,23 @@ describe("ChangeTracker", () => {
   })
 })
 
+describe("ChangeTracker: a git that never ends", () => {
+  it.scopedLive("is stopped (not waited for), and the feature turns off for the session", () =>
+    Effect.gen(function*() {
+      const repo = initRepo(yield* tempDir(), { "a.txt": "a\n" })
+      let interrupted = 0
+      const hanging = { run: () => Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => void interrupted++))) }
+      const tracker = yield* ChangeTracker.make({ budgetMs: 10, git: hanging })
+      expect(Option.isNone(yield* tracker.before(repo))).toBe(true)
+      expect(interrupted).toBe(1)
+      expect(yield* tracker.enabled).toBe(false)
+    }))
+})
+
 describe("Git", () => {
   it("git's environment: no prompt, no optional index lock, C locale, nothing pointing at another repository", () => {
     const env = gitEnv({ PATH: "/bin", GIT_DIR: "/elsewhere/.git", GIT_WORK_TREE: "/elsewhere", GIT_INDEX_FILE: "/i", HOME: "/h" })
-    expect(env).toEqual({ PATH: "/bin", HOME: "/h", GIT_TERMINAL_PROMPT: "0", GIT_OPTIONAL_LOCKS: "0", LC_ALL: "C" })
+    expect(env).toEqual({ PATH: "/bin", HOME: "/h", GIT_TERMINAL_PROMPT: "0", GIT_OPTIONAL_LOCKS: "0", GIT_NO_LAZY_FETCH: "1", LC_ALL: "C" })
   })
 })
 
@@ -126,7 +139,7 @@ describe("GitStatus.parse", () => {
       ["tracked", weird.toString("latin1"), ".M", oid("a"), false],
       ["tracked", "added file", "A.", undefined, false],
       ["tracked", "new name", "R.", oid("c"), false],
-      ["unmerged", "conflicted", "UU", oid("d"), false],
+      ["unmerged", "conflicted", "UU", oid("e"), false], // stage 2 (ours, HEAD), not the merge base
       ["tracked", "sub", ".M", oid("9"), true],
       ["untracked", "untracked one", "??", undefined, false],
       ["ignored", "ignored", "!!", undefined, false]

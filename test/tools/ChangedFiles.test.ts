@@ -245,11 +245,25 @@ describe("ChangedFiles: outside git", () => {
       expect(counting.spawns()).toBe(1)
     }))
 
-  it.scopedLive("a snapshot of `true` costs one git status; its comparison one more (no cat-file)", () =>
+  it.scopedLive("a snapshot of `true` costs one git config and one git status; its comparison the same (no cat-file)", () =>
     Effect.gen(function*() {
       const repo = initRepo(yield* tempDir(), { "tracked.txt": "a\n" })
       const counting = countingGit()
       yield* around(repo, "true", { git: counting.git })
-      expect(counting.spawns()).toBe(2)
+      expect(counting.spawns()).toBe(4)
+    }))
+
+  it.scopedLive("a clean filter a command wrote into the repository's config is never run by our git", () =>
+    Effect.gen(function*() {
+      const repo = initRepo(yield* tempDir(), { "f.txt": "a\n" })
+      const marker = path.join(repo, "..", `filter-ran-${path.basename(repo)}`)
+      // What a sandboxed command in the workspace profile could do: our comparison runs unsandboxed.
+      const changes = yield* around(
+        repo,
+        `git config filter.x.clean 'sh -c "touch ${marker}; cat"' && git config filter.x.process 'sh -c "touch ${marker}"' && echo '* filter=x' > .gitattributes && sleep 0.01 && touch f.txt`
+      )
+      // A touched file (same size, new mtime) is the one git must hash, through the filter.
+      expect(fs.existsSync(marker)).toBe(false)
+      expect(changes.files.map((f) => path.basename(f.path))).toContain(".gitattributes")
     }))
 })

@@ -59,6 +59,8 @@ type State = { readonly _tag: "On" } | { readonly _tag: "Off"; readonly why: str
 export const make = (config: Config = {}): Effect.Effect<ChangeTracker> =>
   Effect.gen(function*() {
     const budgetMs = config.budgetMs ?? DEFAULT_BUDGET_MS
+    // A snapshot or comparison still running after this long is stopped (and the feature turned off).
+    const limitMs = Math.max(1000, budgetMs * 10)
     const state = yield* Ref.make<State>(config.enabled === false ? { _tag: "Off", why: "disabled" } : { _tag: "On" })
     // Work trees where git failed (a repository owned by another user, a broken `.git`): asking
     // again at every call would cost a spawn each time for the same answer.
@@ -87,27 +89,41 @@ export const make = (config: Config = {}): Effect.Effect<ChangeTracker> =>
         if ((yield* Ref.get(state))._tag === "Off") return Option.none()
         const root = yield* findWorkTree(cwd)
         if (Option.isNone(root) || (yield* Ref.get(failedRoots)).has(root.value)) return Option.none()
+        const started = performance.now()
         const taken = yield* snapshotOrFail(cwd, options).pipe(
           Effect.catchTag("GitError", (e) =>
             Ref.update(failedRoots, (roots) => new Set([...roots, e.root])).pipe(
               Effect.zipRight(Effect.logInfo(`changed files: none for ${e.root} in this session (git status: ${e.message})`)),
               Effect.as(Option.none<Snapshot>())
             )
-          )
+          ),
+          // The budget is checked after the fact; this bounds a git that never ends (a huge home
+          // directory as a work tree, a config that includes /dev/zero): interrupting kills it.
+          Effect.timeoutTo({ duration: limitMs, onSuccess: Option.some, onTimeout: () => Option.none<Option.Option<Snapshot>>() })
         )
-        if (Option.isSome(taken) && taken.value.durationMs > budgetMs) {
-          yield* overBudget("a git status snapshot", taken.value.durationMs)
+        if (Option.isNone(taken)) {
+          yield* overBudget("a git status snapshot (stopped)", performance.now() - started)
+          return Option.none()
         }
-        return taken
+        if (Option.isSome(taken.value) && taken.value.value.durationMs > budgetMs) {
+          yield* overBudget("a git status snapshot", taken.value.value.durationMs)
+        }
+        return taken.value
       })
 
     const after = (snap: Snapshot): Effect.Effect<FileChanges> =>
       Effect.gen(function*() {
         const started = performance.now()
-        const result = yield* changes(snap, options)
+        const result = yield* changes(snap, options).pipe(
+          Effect.timeoutTo({ duration: limitMs, onSuccess: Option.some, onTimeout: () => Option.none<FileChanges>() })
+        )
         const ms = performance.now() - started
+        if (Option.isNone(result)) {
+          yield* overBudget("comparing a git status snapshot (stopped)", ms)
+          return noChanges
+        }
         if (ms > budgetMs) yield* overBudget("comparing a git status snapshot", ms)
-        return result
+        return result.value
       }).pipe(
         Effect.catchTag("GitError", (e) =>
           Effect.logDebug(`changed files: none shown (git ${e.args.join(" ")}: ${e.message})`).pipe(Effect.as(noChanges))

@@ -55,6 +55,8 @@ export const gitEnv = (base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv
   for (const name of REDIRECTING) delete env[name]
   env.GIT_TERMINAL_PROMPT = "0"
   env.GIT_OPTIONAL_LOCKS = "0"
+  // A partial clone would fetch a missing object (running ssh, credential helpers): never for a display.
+  env.GIT_NO_LAZY_FETCH = "1"
   env.LC_ALL = "C"
   return env
 }

@@ -87,7 +87,8 @@ export const parse = (out: Buffer): Array<StatusEntry> => {
         const f = out.toString("latin1", i, pathAt - 1).split(" ")
         const xy = f[1] ?? ".."
         const submodule = (f[2] ?? "N").startsWith("S")
-        const headOid = type === 0x75 ? f[7] : f[6]
+        // `u`: h1 is the merge base, h2 (stage 2, ours) the file as in HEAD.
+        const headOid = type === 0x75 ? f[8] : f[6]
         entries.push(
           entry(
             type === 0x75 ? "unmerged" : "tracked",

@@ -33,6 +33,12 @@ import type { SessionNotification, SessionUpdate, ToolCallContent, ToolCallStatu
 import { callBody, changedContent, finalContent, type Form, locationsOf, texts } from "./CardContent.js"
 import { terminalContent, textBlock } from "./SessionUpdate.js"
 
+/** What an ended call's card shows. */
+interface Shown {
+  readonly content: ReadonlyArray<ToolCallContent>
+  readonly locations: ReadonlyArray<Intent.Location>
+}
+
 /** How many ended calls keep their content for a late changed-files update. */
 const MAX_ENDED = 256
 
@@ -75,6 +81,8 @@ interface CallState {
   readonly content: ReadonlyArray<ToolCallContent>
   /** The call's own text content (a description), which a plain card re-states at its end. */
   readonly callTexts: ReadonlyArray<ToolCallContent>
+  /** The locations the card shows (an update's `locations` replaces them). */
+  readonly locations: ReadonlyArray<Intent.Location>
   readonly live: LiveOutput
   /** Output accepted by the budget, not yet sent. */
   pending: string
@@ -98,10 +106,10 @@ const makeSessionMapper = (
     const lock = yield* Effect.makeSemaphore(1)
     const timers = yield* FiberSet.make<void, never>()
     const calls = new Map<string, CallState>()
-    /** The content each ended call shows now, for the files it changed that follow its end (the newest few hundred). */
-    const ended = new Map<string, ReadonlyArray<ToolCallContent>>()
-    const remember = (callId: string, content: ReadonlyArray<ToolCallContent>) => {
-      ended.set(callId, content)
+    /** What each ended call shows now, for the files it changed that follow its end (the newest few hundred). */
+    const ended = new Map<string, Shown>()
+    const remember = (callId: string, shown: Shown) => {
+      ended.set(callId, shown)
       if (ended.size > MAX_ENDED) ended.delete(ended.keys().next().value!)
     }
     const locked = <A>(effect: Effect.Effect<A>) => lock.withPermits(1)(Effect.suspend(() => effect))
@@ -167,6 +175,7 @@ const makeSessionMapper = (
           form,
           content,
           callTexts: call._tag === "Diff" ? [] : texts(call.content),
+          locations: call.locations,
           live: new LiveOutput(config.displayBudgetBytes, config.displayTailBytes),
           pending: "",
           lastEmitAt: Number.NEGATIVE_INFINITY,
@@ -203,7 +212,7 @@ const makeSessionMapper = (
         if (state === undefined) return yield* Effect.logWarning(`tool call ${callId} completed but was never started; ignored`)
         yield* finishOutput(callId, state, result._tag === "Terminal" ? result.output : undefined)
         const content = finalContent(state.form, state, callId, result)
-        remember(callId, content)
+        remember(callId, { content, locations: result._tag !== "Terminal" && result.locations.length > 0 ? result.locations : state.locations })
         yield* send({
           sessionUpdate: "tool_call_update",
           toolCallId: callId,
@@ -221,7 +230,7 @@ const makeSessionMapper = (
     const closeOne = (callId: string, state: CallState, signal: string) =>
       Effect.gen(function*() {
         yield* finishOutput(callId, state, undefined)
-        remember(callId, state.content)
+        remember(callId, { content: state.content, locations: state.locations })
         const status: ToolCallStatus = "failed"
         yield* send({
           sessionUpdate: "tool_call_update",
@@ -237,12 +246,16 @@ const makeSessionMapper = (
 
     /** Adds the files an ended call changed after its content; the content list is replaced, so it is all re-sent. */
     const onFilesChanged = (callId: string, changed: Intent.ChangedFiles) => {
-      const content = ended.get(callId)
-      if (content === undefined) return Effect.logWarning(`files changed by ${callId}, which has not ended; ignored`)
+      const shown = ended.get(callId)
+      if (shown === undefined) return Effect.logWarning(`files changed by ${callId}, which has not ended; ignored`)
       if (Intent.isEmpty(changed)) return Effect.void
-      const next = [...content, ...changedContent(changed)]
+      const next: Shown = {
+        content: [...shown.content, ...changedContent(changed)],
+        // `locations` replaces the card's list too: keep what it showed, then the files.
+        locations: [...shown.locations, ...changed.locations.filter((l) => !shown.locations.some((s) => s.path === l.path))]
+      }
       remember(callId, next)
-      return send({ sessionUpdate: "tool_call_update", toolCallId: callId, content: next, ...locationsOf(changed.locations) })
+      return send({ sessionUpdate: "tool_call_update", toolCallId: callId, content: next.content, ...locationsOf(next.locations) })
     }
 
     const consume = (event: HarnessEvent): Effect.Effect<void> =>

@@ -4,9 +4,9 @@
  */
 import * as Effect from "effect/Effect"
 import type { PermissionDecision } from "../Harness/Harness.js"
-import { type CallIntent, callContent } from "../Presentation/Intent.js"
+import type { CallIntent } from "../Presentation/Intent.js"
+import { callBody, locationsOf } from "./CardContent.js"
 import type { Peer } from "./JsonRpc.js"
-import { textContent } from "./SessionUpdate.js"
 import * as Wire from "./Wire.js"
 
 export const OPTIONS = [
@@ -22,7 +22,9 @@ export const requestParams = (sessionId: string, callId: string, presentation: C
     title: presentation.title,
     kind: presentation.kind,
     status: "pending",
-    content: callContent(presentation).map((c) => textContent(c.text)),
+    // What the call will do, never a terminal block: a diff call shows its diffs.
+    content: callBody(presentation),
+    ...locationsOf(presentation.locations),
     ...(presentation.input === undefined ? {} : { rawInput: presentation.input })
   },
   options: OPTIONS

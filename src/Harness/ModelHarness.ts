@@ -42,7 +42,7 @@ import * as Stream from "effect/Stream"
 import type { Bash } from "../Bash/Bash.js"
 import * as Intent from "../Presentation/Intent.js"
 import * as BashTools from "../Tools/Bash/BashTools.js"
-import type { Tool, Toolset } from "../Tools/Tool.js"
+import type { Tool, ToolOutcome, Toolset } from "../Tools/Tool.js"
 import { Harness, type HarnessSession, type PromptBlock, type SessionContext } from "./Harness.js"
 import { HarnessEvent, type StopReason } from "./HarnessEvent.js"
 import * as ModelTools from "./ModelTools.js"
@@ -283,7 +283,15 @@ const openSession = (
     const runTool = (callId: string, tool: Tool, args: unknown, cancel: Deferred.Deferred<void>, emit: Emit) =>
       Effect.gen(function*() {
         const cwd = yield* tools.cwd
-        const presentation = tool.presentCall(args, { cwd })
+        // An embedder's tool that throws must still give its call a card and the model a result
+        // (a call left without a result in the history makes every later request fail).
+        const presentation = yield* Effect.try(() => tool.presentCall(args, { cwd })).pipe(
+          Effect.catchAll((error) =>
+            Effect.as(
+              Effect.logWarning(`tool ${tool.name}: presentCall threw: ${describeUnknown(error.error)}`),
+              Intent.GenericCall.make({ title: tool.name, kind: "other", input: args })
+            ))
+        )
         // A sandboxed tool follows the mode of this moment (Ask: full access, asking; Auto and
         // Read-only: sandboxed, not asking); any other tool asks unless --approve-all.
         const modeAsks = tool.sandboxed === true && modes !== undefined ? yield* modes.asks : options.approveAll !== true
@@ -308,18 +316,20 @@ const openSession = (
           if (decision === "allow_always") yield* Ref.set(alwaysAllow, true)
           yield* emit(HarnessEvent.ToolCallRunning({ callId }))
         }
-        const outcome = yield* tool.handle(args, {
-          callId,
-          cwd,
-          cancel: Effect.raceFirst(Deferred.await(cancel), Deferred.await(stop)),
-          output: (data, bytes) => emit(HarnessEvent.ToolOutput(bytes === undefined ? { callId, data } : { callId, data, bytes }))
-        })
-        yield* emit(HarnessEvent.ToolCallCompleted({
-          callId,
-          presentation: tool.presentResult(args, outcome.text, { cwd, isFailure: outcome.isFailure })
-        }))
+        const outcome: ToolOutcome = yield* Effect.suspend(() =>
+          tool.handle(args, {
+            callId,
+            cwd,
+            cancel: Effect.raceFirst(Deferred.await(cancel), Deferred.await(stop)),
+            output: (data, bytes) => emit(HarnessEvent.ToolOutput(bytes === undefined ? { callId, data } : { callId, data, bytes }))
+          })
+        ).pipe(Effect.catchAllDefect((defect) => Effect.succeed({ text: `The tool ${tool.name} failed: ${describeUnknown(defect)}`, isFailure: true })))
+        const result = yield* Effect.try(() => tool.presentResult(args, outcome.text, { cwd, isFailure: outcome.isFailure })).pipe(
+          Effect.orElseSucceed(() => Intent.failure(outcome.text))
+        )
+        yield* emit(HarnessEvent.ToolCallCompleted({ callId, presentation: result }))
         if (outcome.changedFiles !== undefined) {
-          const changed = yield* outcome.changedFiles
+          const changed = yield* outcome.changedFiles.pipe(Effect.catchAllDefect(() => Effect.succeed(Intent.NO_CHANGES)))
           if (!Intent.isEmpty(changed)) yield* emit(HarnessEvent.ToolCallFilesChanged({ callId, changed }))
         }
         return { result: outcome.text, isFailure: outcome.isFailure } satisfies Outcome

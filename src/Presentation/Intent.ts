@@ -128,6 +128,8 @@ export const ChangedFiles = Schema.Struct({
 })
 export type ChangedFiles = typeof ChangedFiles.Type
 
+export const NO_CHANGES: ChangedFiles = { diffs: [], notes: [], locations: [] }
+
 export const isEmpty = (changed: ChangedFiles): boolean => changed.diffs.length === 0 && changed.notes.length === 0 && changed.locations.length === 0
 
 /** How a result reads as a call's status: a terminal `completed` iff it exited 0. */

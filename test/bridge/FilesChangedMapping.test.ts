@@ -81,4 +81,15 @@ describe("Mapping: files a call changed", () => {
       const sent = yield* mapAll({ _tag: "Card", outputKey: "terminal_output" }, call({ diffs: [], notes: [], locations: [] }))
       expect((sent.at(-1)!.update as any)._meta?.terminal_exit).toBeDefined()
     }))
+
+  it.effect("the card's own locations are kept when the changed files' are added (locations replace)", () =>
+    Effect.gen(function*() {
+      const call = Intent.TerminalCall.make({ title: "tee a.txt < README.md", cwd: CWD, kind: "read", locations: [{ path: `${CWD}/README.md` }] })
+      const sent = yield* mapAll({ _tag: "Card", outputKey: "terminal_output" }, [
+        HarnessEvent.ToolCallStarted({ callId: "c", presentation: call, pending: false }),
+        HarnessEvent.ToolCallCompleted({ callId: "c", presentation: BashTool.presentResult(args, "[exit code: 0]", { cwd: CWD }) }),
+        HarnessEvent.ToolCallFilesChanged({ callId: "c", changed })
+      ])
+      expect((sent.at(-1)!.update as any).locations).toEqual([{ path: `${CWD}/README.md` }, ...changed.locations])
+    }))
 })

@@ -42,7 +42,6 @@ export interface ChangeTracker {
   readonly enabled: Effect.Effect<boolean>
 }
 
-const NOTHING: Intent.ChangedFiles = { diffs: [], notes: [], locations: [] }
 
 /** The files as a card shows them: diffs, a note for each file without one, a location for each. */
 export const present = (changed: FileChanges): Intent.ChangedFiles => ({
@@ -139,7 +138,7 @@ export const make = (config: Config = {}): Effect.Effect<ChangeTracker> =>
 
     const since = (cwd: string) =>
       Effect.map(before(cwd), (snap) =>
-        Option.match(snap, { onNone: () => Effect.succeed(NOTHING), onSome: (taken) => Effect.map(after(taken), present) }))
+        Option.match(snap, { onNone: () => Effect.succeed(Intent.NO_CHANGES), onSome: (taken) => Effect.map(after(taken), present) }))
 
     return {
       before,

@@ -16,7 +16,6 @@ import * as Intent from "../../Presentation/Intent.js"
 import type { BashArgs } from "./BashArgs.js"
 import * as BashTool from "./BashTool.js"
 
-const NOTHING: Intent.ChangedFiles = { diffs: [], notes: [], locations: [] }
 
 /**
  * One executor call as the events of its card: started, output, completed (a failure still closes
@@ -51,7 +50,7 @@ export const cardEvents = (
       )
     )),
     // After the end, never before it: the card's exit is not delayed by the comparison.
-    Stream.concat(Stream.fromEffect(options.changedFiles ?? Effect.succeed(NOTHING)).pipe(
+    Stream.concat(Stream.fromEffect(options.changedFiles ?? Effect.succeed(Intent.NO_CHANGES)).pipe(
       Stream.filter((changed) => !Intent.isEmpty(changed)),
       Stream.map((changed) => CardEvent.ToolCallFilesChanged({ callId, changed }))
     ))

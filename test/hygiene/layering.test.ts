@@ -37,7 +37,7 @@ describe("source layering", () => {
       const area = areaOf(file)
       const permitted = allowed[area]
       if (permitted === undefined) continue // bin, Cli, Demo, index: the top may import anything
-      for (const match of readFileSync(file, "utf8").matchAll(/from "(\.[^"]+)"/g)) {
+      for (const match of readFileSync(file, "utf8").matchAll(/(?:from |import\()"(\.[^"]+)"/g)) {
         const target = areaOf(resolve(dirname(file), match[1]!))
         checked++
         if (target !== area && !permitted.includes(target)) violations.push(`${relative(SRC, file)} imports ${match[1]}`)

@@ -7,6 +7,7 @@ import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as ChangedFiles from "../../src/Tools/Bash/ChangedFiles.js"
+import * as GitFilters from "../../src/Tools/Bash/GitFilters.js"
 import { around, countingGit, git, initRepo, only, tempDir } from "./changedFilesSupport.js"
 
 describe("ChangedFiles: the issue's cases", () => {
@@ -245,12 +246,12 @@ describe("ChangedFiles: outside git", () => {
       expect(counting.spawns()).toBe(1)
     }))
 
-  it.scopedLive("a snapshot of `true` costs one git config and one git status; its comparison the same (no cat-file)", () =>
+  it.scopedLive("a snapshot of `true` costs one git status; its comparison one more (no cat-file, no git config)", () =>
     Effect.gen(function*() {
       const repo = initRepo(yield* tempDir(), { "tracked.txt": "a\n" })
       const counting = countingGit()
       yield* around(repo, "true", { git: counting.git })
-      expect(counting.spawns()).toBe(4)
+      expect(counting.spawns()).toBe(2)
     }))
 
   it.scopedLive("a clean filter a command wrote into the repository's config is never run by our git", () =>
@@ -266,4 +267,25 @@ describe("ChangedFiles: outside git", () => {
       expect(fs.existsSync(marker)).toBe(false)
       expect(changes.files.map((f) => path.basename(f.path))).toContain(".gitattributes")
     }))
+
+  it.scopedLive("a filter behind an include (which we do not parse) is found by git itself and switched off too", () =>
+    Effect.gen(function*() {
+      const repo = initRepo(yield* tempDir(), { "f.txt": "a\n" })
+      const marker = path.join(repo, "..", `include-filter-ran-${path.basename(repo)}`)
+      const counting = countingGit()
+      const changes = yield* around(
+        repo,
+        `git config -f .git/extra filter.y.clean 'sh -c "touch ${marker}; cat"' && git config include.path extra && echo '* filter=y' > .gitattributes && sleep 0.01 && touch f.txt`,
+        { git: counting.git }
+      )
+      expect(fs.existsSync(marker)).toBe(false)
+      expect(changes.files.map((f) => path.basename(f.path))).toContain(".gitattributes")
+    }))
+})
+
+describe("GitFilters.filterSections", () => {
+  it("finds every spelling of a filter section, quoted names with escapes included", () => {
+    const text = '[core]\n\tbare = false\n[filter "lfs"]\n\tclean = x\n[Filter "a b\\"c"] clean = y\n[filter.old]\n; [filter "commented"]\n'
+    expect([...GitFilters.filterSections(text)].sort()).toEqual(['a b"c', "commented", "lfs", "old"])
+  })
 })

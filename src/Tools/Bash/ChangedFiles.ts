@@ -24,6 +24,7 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { findWorkTree, type Git, type GitError, live, readBlobs } from "./Git.js"
+import { neutralisedFilters } from "./GitFilters.js"
 import { parse, statusArgs, type StatusEntry } from "./GitStatus.js"
 import * as Files from "./WorkTreeFiles.js"
 
@@ -92,26 +93,6 @@ export const omittedNote = (omitted: number): string => `and ${omitted} more fil
 const limitsOf = (options: Options): Limits => ({ ...defaultLimits, ...options.limits })
 
 const shown = (entry: StatusEntry): boolean => entry.kind !== "ignored" && !entry.submodule
-
-/**
- * `git status` runs a repository's clean filters (`filter.<name>.clean`/`.process`, chosen by
- * `.gitattributes`) on files whose stat changed. The repository's config is writable by the
- * commands we compare (a sandboxed one too, in the workspace profile, or one that ran `git init`),
- * and our git runs outside any sandbox: so every filter the config names is switched off for our
- * status. One `git config --list` first (it executes nothing).
- */
-const neutralisedFilters = (git: Git, root: string): Effect.Effect<ReadonlyArray<string>, GitError> =>
-  Effect.map(git.run(root, ["config", "-z", "--list"], { maxBytes: 1024 * 1024 }), (out) => {
-    const names = new Set<string>()
-    for (const record of out.toString("utf8").split("\0")) {
-      const key = record.slice(0, record.indexOf("\n") < 0 ? record.length : record.indexOf("\n"))
-      const match = /^filter\.(.+)\.[^.]+$/.exec(key)
-      if (match) names.add(match[1]!)
-    }
-    return [...names].flatMap((name) =>
-      ["clean", "smudge", "process"].flatMap((what) => ["-c", `filter.${name}.${what}=`]).concat(["-c", `filter.${name}.required=false`])
-    )
-  })
 
 const status = (git: Git, root: string): Effect.Effect<Map<string, StatusEntry>, GitError> =>
   Effect.flatMap(neutralisedFilters(git, root), (off) =>

@@ -39,17 +39,24 @@ export const decisionOf = (response: unknown): PermissionDecision | undefined =>
     : outcome.optionId === "reject" ? "reject" : undefined
 }
 
-/** Asks the client; an error or an answer we cannot read counts as a rejection (never run unasked). */
+/**
+ * Asks the client with `params` (v1 or v2 shaped); an error or an answer we cannot read counts as
+ * a rejection (never run unasked).
+ */
+export const askWith = (peer: Peer, params: unknown): Effect.Effect<PermissionDecision> =>
+  peer.request(Wire.Method.requestPermission, params).pipe(
+    Effect.flatMap((response) => {
+      const decision = decisionOf(response)
+      return decision !== undefined
+        ? Effect.succeed(decision)
+        : Effect.logWarning(`unreadable permission answer: ${JSON.stringify(response)}`).pipe(Effect.as("reject" as const))
+    }),
+    Effect.catchAll((error) =>
+      Effect.logWarning(`permission request failed: ${error.message}`).pipe(Effect.as("reject" as const))
+    )
+  )
+
+/** Asks a v1 client before running a call. */
 export const ask = (peer: Peer, sessionId: string) =>
   (request: { readonly callId: string; readonly presentation: CallIntent }): Effect.Effect<PermissionDecision> =>
-    peer.request(Wire.Method.requestPermission, requestParams(sessionId, request.callId, request.presentation)).pipe(
-      Effect.flatMap((response) => {
-        const decision = decisionOf(response)
-        return decision !== undefined
-          ? Effect.succeed(decision)
-          : Effect.logWarning(`unreadable permission answer: ${JSON.stringify(response)}`).pipe(Effect.as("reject" as const))
-      }),
-      Effect.catchAll((error) =>
-        Effect.logWarning(`permission request failed: ${error.message}`).pipe(Effect.as("reject" as const))
-      )
-    )
+    askWith(peer, requestParams(sessionId, request.callId, request.presentation))

@@ -8,8 +8,7 @@ import { isAbsolute } from "node:path"
 import type { PermissionDecision } from "../../Harness/Harness.js"
 import { type CallIntent, callContent } from "../../Presentation/Intent.js"
 import type { Peer } from "../JsonRpc.js"
-import { decisionOf, OPTIONS } from "../Permission.js"
-import * as Wire from "../Wire.js"
+import { askWith, OPTIONS } from "../Permission.js"
 import { textContent } from "./SessionUpdate.js"
 
 const subjectOf = (callId: string, presentation: CallIntent) =>
@@ -34,15 +33,7 @@ export const requestParams = (sessionId: string, callId: string, presentation: C
   options: OPTIONS
 })
 
-/** Asks the client; an error or an answer we cannot read counts as a rejection (never run unasked). */
+/** Asks a v2 client before running a call. */
 export const ask = (peer: Peer, sessionId: string) =>
   (request: { readonly callId: string; readonly presentation: CallIntent }): Effect.Effect<PermissionDecision> =>
-    peer.request(Wire.Method.requestPermission, requestParams(sessionId, request.callId, request.presentation)).pipe(
-      Effect.flatMap((response) => {
-        const decision = decisionOf(response)
-        return decision !== undefined
-          ? Effect.succeed(decision)
-          : Effect.logWarning(`unreadable permission answer: ${JSON.stringify(response)}`).pipe(Effect.as("reject" as const))
-      }),
-      Effect.catchAll((error) => Effect.logWarning(`permission request failed: ${error.message}`).pipe(Effect.as("reject" as const)))
-    )
+    askWith(peer, requestParams(sessionId, request.callId, request.presentation))

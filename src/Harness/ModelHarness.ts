@@ -68,6 +68,12 @@ export interface Options<R = Bash> {
 /** The default cap on model calls per prompt. */
 export const DEFAULT_MAX_TURN_REQUESTS = 50
 
+/**
+ * Events a turn buffers ahead of the bridge. An output event holds at most one pipe read (64 KiB),
+ * so this bounds a turn's backlog to a few MiB; the executor buffers as many chunks of its own.
+ */
+export const TURN_EVENTS_CAPACITY = 32
+
 interface Emit {
   (event: HarnessEvent): Effect.Effect<void>
   /** Emits `event` and waits until the consumer of the turn's stream has taken it and asked for the next one. */
@@ -414,8 +420,10 @@ const openSession = (
     const prompt: HarnessSession["prompt"] = (blocks, { cancel }) =>
       Stream.unwrapScoped(Effect.gen(function*() {
         // A Deferred in the mailbox is a barrier: it completes when the consumer pulls past the
-        // events before it (the stream is pulled one element at a time).
-        const events = yield* Mailbox.make<HarnessEvent | Barrier>()
+        // events before it (the stream is pulled one element at a time). Bounded: when the client
+        // reads slowly the bridge stops pulling, `emit` waits, and so does the tool's output
+        // callback and, through the executor's own bounded queue, the command's pipe.
+        const events = yield* Mailbox.make<HarnessEvent | Barrier>({ capacity: TURN_EVENTS_CAPACITY })
         const emit: Emit = Object.assign((event: HarnessEvent) => Effect.asVoid(events.offer(event)), {
           delivered: (event: HarnessEvent) =>
             Effect.gen(function*() {

@@ -17,6 +17,9 @@ import type { BashArgs } from "./BashArgs.js"
 import * as BashTool from "./BashTool.js"
 
 
+/** Card events of a session's tasks buffered ahead of the bridge (each at most one pipe read). */
+const EVENTS_CAPACITY = 32
+
 /**
  * One executor call as the events of its card: started, output, completed (a failure still closes
  * it). `cancel` stops this call alone (see `CardEvent.ToolCallStarted`).
@@ -73,14 +76,19 @@ export interface TaskCards {
  */
 export const make = (shell: BashSession): Effect.Effect<TaskCards, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const events = yield* Mailbox.make<CardEvent>()
+    // Bounded: a task whose card is not read (a stalled client) waits here, which pauses its
+    // executor stream and then its pipe, instead of piling its output up in the heap.
+    const events = yield* Mailbox.make<CardEvent>({ capacity: EVENTS_CAPACITY })
     const forwarders = yield* Ref.make<ReadonlyArray<Fiber.RuntimeFiber<void>>>([])
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
         // All at once: each kill may take the whole TERM grace.
         const running = (yield* shell.list).filter((task) => task.result === undefined)
         yield* Effect.forEach(running, (task) => Effect.ignore(shell.kill(task.id)), { concurrency: "unbounded", discard: true })
-        yield* Fiber.awaitAll(yield* Ref.get(forwarders)).pipe(Effect.timeout("5 seconds"), Effect.ignore)
+        const fibers = yield* Ref.get(forwarders)
+        yield* Fiber.awaitAll(fibers).pipe(Effect.timeout("5 seconds"), Effect.ignore)
+        // A forwarder still blocked on the full mailbox has no reader any more: it must not hang.
+        yield* Fiber.interruptAll(fibers)
         yield* events.end
       })
     )

@@ -154,7 +154,20 @@ export interface BashConfig {
 
 export type ContainmentMode = "auto" | "bwrap" | "process-group"
 
+/** Limits of the executor that its config does not set; the tools state them next to the config's figures. */
+export interface BashLimits {
+  /** The most a call's `timeout_ms` may ask for (a larger value is clamped, and the clamp is said). */
+  readonly maxTimeoutMs: number
+  /** SIGTERM to the process tree, this long, then SIGKILL. */
+  readonly killGraceMs: number
+}
+
 export class Bash extends Context.Tag("dsh-acp/Bash/Bash")<Bash, {
+  /**
+   * The configuration in effect (defaults merged) and the fixed limits: what the tool descriptions
+   * tell the model, so they can never disagree with what the executor does.
+   */
+  readonly config: BashConfig & BashLimits
   /** A shell for one session, starting in `cwd` (absolute). */
   readonly session: (options: {
     readonly cwd: string

@@ -32,6 +32,7 @@ import {
   type BackgroundTask,
   BashError,
   type BashConfig,
+  type BashLimits,
   type BashResult,
   type BashSession,
   DEFAULT_TIMEOUT_MS,
@@ -60,6 +61,12 @@ export const defaultConfig: BashConfig = {
   maxTasks: 16,
   tempDir: os.tmpdir(),
   containment: "auto"
+}
+
+/** The limits no config changes (see `Bash.config`). */
+export const limits: BashLimits = {
+  maxTimeoutMs: MAX_TIMEOUT_MS,
+  killGraceMs: Duration.toMillis(ChildProcess.KILL_GRACE)
 }
 
 /** After the main process exited, how long `&` jobs may keep the pipes open before they are killed. */
@@ -668,6 +675,6 @@ export const layer = (config?: Partial<BashConfig>): Layer.Layer<Bash> =>
       }
       const containment = yield* Containment.resolveContainment(merged.containment ?? "auto")
       const sandbox = yield* Containment.resolveSandbox(containment, merged.tempDir)
-      return { session: (options) => makeSession(merged, containment, sandbox, options) }
+      return { config: { ...merged, ...limits }, session: (options) => makeSession(merged, containment, sandbox, options) }
     })
   )

@@ -6,7 +6,8 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { Bash, type BashResult, type BashSession, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, type TaskOutput } from "../../Bash/Bash.js"
+import { Bash, type BashConfig, type BashLimits, type BashResult, type BashSession, type TaskOutput } from "../../Bash/Bash.js"
+import * as BashLive from "../../Bash/BashLive.js"
 import * as Intent from "../../Presentation/Intent.js"
 import { make as makeTool, type Tool, type ToolOutcome, type Toolset } from "../Tool.js"
 import { BashArgs } from "./BashArgs.js"
@@ -18,17 +19,33 @@ export const BASH = "Bash"
 export const BASH_OUTPUT = "BashOutput"
 export const KILL_BASH = "KillBash"
 
-export const BASH_DESCRIPTION = `Runs a bash script (bash --noprofile --norc -c) on the user's machine and returns its output.
+/**
+ * The figures the descriptions state, all from the executor (`Bash.config`): what `--timeout-ms` or
+ * an embedder's `BashLive.layer({ … })` sets is what the model is told.
+ */
+export type Figures = Pick<BashConfig, "defaultTimeoutMs" | "maxOutputChars"> & BashLimits
+
+/** The figures of the executor's defaults (`BashLive.defaultConfig`). */
+export const DEFAULT_FIGURES: Figures = { ...BashLive.defaultConfig, ...BashLive.limits }
+
+const seconds = (ms: number): string => `${Number((ms / 1000).toFixed(3))} s`
+
+/** What the model is told about `Bash`. */
+export const description = (figures: Figures): string =>
+  `Runs a bash script (bash --noprofile --norc -c) on the user's machine and returns its output.
 
 - stdout and stderr are merged in arrival order. stdin is /dev/null: interactive prompts fail instead of waiting, so pass flags such as --yes.
 - The result is the output followed by status lines, always ending with how the command ended:
   [exit code: N] for a normal exit (0 included), or [killed by signal: SIGTERM] for a signal death.
   Other status lines may come before it: [output truncated: N chars omitted, full output: PATH] (read PATH for the rest),
-  [timeout clamped to 600s], [timed out after 120s], [background jobs killed: N].
+  [timeout clamped to ${figures.maxTimeoutMs / 1000}s], [timed out after ${figures.defaultTimeoutMs / 1000}s], [background jobs killed: N].
 - The working directory persists across calls of this session: a \`cd\` in one call applies to the next. Exported variables and aliases do not persist. \`workdir\` sets the directory for one call only (absolute, or relative to the current one).
-- timeout_ms defaults to ${DEFAULT_TIMEOUT_MS} (${DEFAULT_TIMEOUT_MS / 1000} s) and is at most ${MAX_TIMEOUT_MS} (${MAX_TIMEOUT_MS / 1000} s). On timeout the whole process tree gets SIGTERM, then SIGKILL 2 s later.
-- Output is bounded: about 30000 characters, the head and the tail, ANSI colours removed and \\r progress rewrites resolved; the full output is saved to a file named in the truncation line.
+- timeout_ms defaults to ${figures.defaultTimeoutMs} (${seconds(figures.defaultTimeoutMs)}) and is at most ${figures.maxTimeoutMs} (${seconds(figures.maxTimeoutMs)}). On timeout the whole process tree gets SIGTERM, then SIGKILL ${seconds(figures.killGraceMs)} later.
+- Output is bounded: about ${figures.maxOutputChars} characters, the head and the tail, ANSI colours removed and \\r progress rewrites resolved; the full output is saved to a file named in the truncation line.
 - Processes left running with & are killed when the command ends. For servers and watchers use run_in_background: true; the call returns at once with [background task ID started] and the task, owned by this session, keeps running until it exits, is killed, or the session ends.`
+
+/** `Bash`'s description with the executor's default figures (what `BashToolkit` offers). */
+export const BASH_DESCRIPTION = description(DEFAULT_FIGURES)
 
 export const BASH_OUTPUT_DESCRIPTION = `Reads the new output of a background task started with Bash (run_in_background: true).
 
@@ -36,10 +53,14 @@ export const BASH_OUTPUT_DESCRIPTION = `Reads the new output of a background tas
 - The last line says whether the task is still running ([background task ID running]) or how it ended ([background task ID ended] followed by its [exit code: N] or [killed by signal: NAME] line).
 - Does not wait: call it again later to see more.`
 
-export const KILL_BASH_DESCRIPTION = `Stops a background task of this session (started with Bash run_in_background: true).
+/** What the model is told about `KillBash`. */
+export const killDescription = (figures: Pick<Figures, "killGraceMs">): string =>
+  `Stops a background task of this session (started with Bash run_in_background: true).
 
-- Sends SIGTERM to the task's whole process tree, then SIGKILL 2 s later if it is still alive.
+- Sends SIGTERM to the task's whole process tree, then SIGKILL ${seconds(figures.killGraceMs)} later if it is still alive.
 - Returns the task's final status line. Killing a task that already ended just reports how it ended.`
+
+export const KILL_BASH_DESCRIPTION = killDescription(DEFAULT_FIGURES)
 
 /** The arguments of `BashOutput` and `KillBash`. */
 export const TaskArgs = Schema.Struct({
@@ -66,9 +87,15 @@ const couldNotRun = (error: { readonly message: string }): ToolOutcome => ({ tex
 
 /**
  * The three tools on one session's shell; task cards go to `cards`. With a `tracker`, a command's
- * card (a task's, when it ends) also shows the files the command changed.
+ * card (a task's, when it ends) also shows the files the command changed. `figures` are the
+ * executor's (`Bash.config`), stated in the descriptions.
  */
-export const forShell = (shell: BashSession, cards: TaskCards.TaskCards, tracker?: ChangeTracker.ChangeTracker): ReadonlyArray<Tool> => {
+export const forShell = (
+  shell: BashSession,
+  cards: TaskCards.TaskCards,
+  tracker?: ChangeTracker.ChangeTracker,
+  figures: Figures = DEFAULT_FIGURES
+): ReadonlyArray<Tool> => {
   const changedSince = (args: BashArgs, cwd: string) =>
     tracker === undefined ? Effect.succeed(undefined) : tracker.since(BashTool.callCwd(args, cwd))
 
@@ -95,7 +122,7 @@ export const forShell = (shell: BashSession, cards: TaskCards.TaskCards, tracker
 
   const bash = makeTool({
     name: BASH,
-    description: BASH_DESCRIPTION,
+    description: description(figures),
     parameters: BashArgs,
     sandboxed: true,
     presentCall: BashTool.presentCall,
@@ -122,7 +149,7 @@ export const forShell = (shell: BashSession, cards: TaskCards.TaskCards, tracker
 
   const killBash = makeTool({
     name: KILL_BASH,
-    description: KILL_BASH_DESCRIPTION,
+    description: killDescription(figures),
     parameters: TaskArgs,
     requiresPermission: () => false,
     presentCall: (args) => Intent.GenericCall.make({ title: `Kill ${args.task_id}`, kind: "execute", input: args }),
@@ -145,9 +172,10 @@ export const forShell = (shell: BashSession, cards: TaskCards.TaskCards, tracker
 export const toolset: Toolset<Bash> = {
   open: ({ additionalDirectories, cwd }) =>
     Effect.gen(function*() {
-      const shell = yield* (yield* Bash).session({ cwd, additionalDirectories })
+      const bash = yield* Bash
+      const shell = yield* bash.session({ cwd, additionalDirectories })
       const cards = yield* TaskCards.make(shell)
       const tracker = yield* ChangeTracker.forSession
-      return { tools: forShell(shell, cards, tracker), cwd: shell.cwd, background: cards.events, sandbox: shell }
+      return { tools: forShell(shell, cards, tracker, bash.config), cwd: shell.cwd, background: cards.events, sandbox: shell }
     })
 }

@@ -24,7 +24,7 @@ import { build } from "esbuild"
 /**
  * Builtins the start never uses, loaded on first use instead: `node:crypto` (ids, temp names) and
  * `node:child_process` (spawning bash) together cost ~2-3 ms of every start, and the first call
- * needs them anyway; `node:v8` (~1.5 ms) is only used at the first spawn. Each listed name becomes a function that requires the builtin when called; a
+ * needs them anyway; `node:v8` (~1.5 ms) is used once the command has parsed its arguments (`--help` never loads it). Each listed name becomes a function that requires the builtin when called; a
  * name the source uses but this list lacks makes esbuild warn, and the build fails on warnings.
  */
 const lazyBuiltins = {

@@ -11,7 +11,6 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as v8 from "node:v8"
 import * as crypto from "node:crypto"
 import { StringDecoder } from "node:string_decoder"
 import * as Cause from "effect/Cause"
@@ -79,20 +78,6 @@ const STOP_LIMIT = Duration.seconds(10)
 const FOREGROUND_QUEUE_CHUNKS = 64
 /** Characters a task's `events` buffers for a consumer that is late or absent; beyond, chunks are skipped (and said so). */
 const EVENTS_MAX_CHARS = 4 * 1024 * 1024
-
-/**
- * Output flows through the executor and the bridge as one string per pipe chunk, and V8 grows the
- * young generation under such a stream up to 3 x 16 MiB: a 1 GiB flood through the agent peaked at
- * 160-185 MiB RSS. Keeping the young generation at its initial size held it at 110-117 MiB at the
- * same speed. Done at the first spawn, not at start: `node:v8` costs ~1.5 ms to load, and the code
- * cache records V8's flags (changed while it is written, every later start would reject it).
- */
-let heapTuned = false
-const tuneHeapOnce = (): void => {
-  if (heapTuned) return
-  heapTuned = true
-  v8.setFlagsFromString("--semi-space-growth-factor=1")
-}
 
 /** POSIX single quotes: safe for any string. */
 const shellQuote = (s: string): string => `'${s.replaceAll("'", `'\\''`)}'`
@@ -209,7 +194,6 @@ const execute = (
     }
     /** The consumer is behind: data is waiting in the pipes for it. */
     let paused = false
-    tuneHeapOnce()
     const child = yield* ChildProcess.spawn({
       file: BASH_FILE,
       args: [...BASH_ARGS, script],

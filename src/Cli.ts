@@ -70,6 +70,10 @@ Model (without --model, prompts are bash scripts run in the session's directory;
   --api-key-env <NAME> the environment variable holding the key (env DSH_ACP_API_KEY_ENV);
                        defaults: OPENAI_API_KEY, ANTHROPIC_API_KEY; none for openai-compatible
   --approve-all        run the model's commands without asking first (env DSH_ACP_APPROVE_ALL=1)
+  --model-idle-timeout-ms <n>  abandon a model request that receives no byte for this long, with
+                       an error message in the panel (env DSH_ACP_MODEL_IDLE_TIMEOUT_MS; default
+                       300000: a reasoning model may think for minutes before its first byte;
+                       0: never); the session stays usable
 
 In Zed, put these in "agent_servers": { "DSH": { "command": "dsh-acp", "args": [...], "env": {...} } }.`
 
@@ -80,7 +84,7 @@ export const parseArgs = (
   env: Readonly<Record<string, string | undefined>> = process.env
 ): Either.Either<Command, string> => {
   let timeoutMs: number | undefined
-  const model: { model?: string; baseUrl?: string; apiKeyEnv?: string } = {}
+  const model: { model?: string; baseUrl?: string; apiKeyEnv?: string; idleTimeoutMs?: string } = {}
   let approveAll = env["DSH_ACP_APPROVE_ALL"] === "1" || env["DSH_ACP_APPROVE_ALL"] === "true"
   let allowNetwork = env["DSH_ACP_ALLOW_NETWORK"] === "1" || env["DSH_ACP_ALLOW_NETWORK"] === "true"
   const sandboxEnv = env["DSH_ACP_SANDBOX"]
@@ -127,10 +131,11 @@ export const parseArgs = (
         break
       case "--model":
       case "--base-url":
-      case "--api-key-env": {
+      case "--api-key-env":
+      case "--model-idle-timeout-ms": {
         const raw = value()
         if (raw === undefined || raw === "") return Either.left(`${flag} needs a value (see --help)`)
-        model[flag === "--model" ? "model" : flag === "--base-url" ? "baseUrl" : "apiKeyEnv"] = raw
+        model[flag === "--model" ? "model" : flag === "--base-url" ? "baseUrl" : flag === "--api-key-env" ? "apiKeyEnv" : "idleTimeoutMs"] = raw
         break
       }
       case "--approve-all":

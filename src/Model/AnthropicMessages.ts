@@ -263,6 +263,7 @@ export const make = (config: Config): Effect.Effect<LanguageModel.Service, never
   const url = `${config.baseUrl.replace(/\/+$/, "").replace(/\/v1$/, "")}/v1/messages`
   return SseLanguageModel.make({
     endpoint: { module: "AnthropicMessages", url, apiKeyEnv: config.apiKeyEnv, model: config.model },
+    idleTimeoutMs: config.idleTimeoutMs,
     headers: {
       "anthropic-version": "2023-06-01",
       ...config.headers,

@@ -313,6 +313,7 @@ export const make = (config: Config): Effect.Effect<LanguageModel.Service, never
   const url = `${config.baseUrl.replace(/\/+$/, "")}/chat/completions`
   return SseLanguageModel.make({
     endpoint: { module: "ChatCompletions", url, apiKeyEnv: config.apiKeyEnv, model: config.model },
+    idleTimeoutMs: config.idleTimeoutMs,
     headers: {
       ...config.headers,
       ...(config.apiKey === undefined ? {} : { authorization: `Bearer ${Redacted.value(config.apiKey)}` })

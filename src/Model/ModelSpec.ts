@@ -19,7 +19,18 @@ export interface Settings {
   readonly model?: string | undefined
   readonly baseUrl?: string | undefined
   readonly apiKeyEnv?: string | undefined
+  /** Milliseconds, as typed (`--model-idle-timeout-ms`, `DSH_ACP_MODEL_IDLE_TIMEOUT_MS`); `0` turns it off. */
+  readonly idleTimeoutMs?: string | undefined
 }
+
+/**
+ * How long a model request may go without receiving a byte (before its response starts, or
+ * between two reads of it) before it is abandoned with a provider error; the session stays usable.
+ * Long on purpose: it is a backstop for a dead connection, not a latency bound (Stop cancels at any
+ * time). A reasoning model can think for minutes before its first token when the provider sends
+ * no keep-alives, and a local server processing a long prompt on a CPU is silent as long.
+ */
+export const DEFAULT_IDLE_TIMEOUT_MS = 300_000
 
 export interface ModelSpec {
   readonly provider: Provider
@@ -30,6 +41,8 @@ export interface ModelSpec {
   readonly apiKey: Redacted.Redacted<string> | undefined
   /** The variable the key came from (named in hints), if any. */
   readonly apiKeyEnv: string | undefined
+  /** See {@link DEFAULT_IDLE_TIMEOUT_MS}; `undefined`: no idle timeout. */
+  readonly idleTimeoutMs: number | undefined
 }
 
 const DEFAULT_BASE_URL: Partial<Record<Provider, string>> = {
@@ -46,14 +59,16 @@ const DEFAULT_KEY_ENV: Partial<Record<Provider, string>> = {
 export const settingsFromEnv = (env: Readonly<Record<string, string | undefined>>): Settings => ({
   model: env["DSH_ACP_MODEL"] || undefined,
   baseUrl: env["DSH_ACP_BASE_URL"] || undefined,
-  apiKeyEnv: env["DSH_ACP_API_KEY_ENV"] || undefined
+  apiKeyEnv: env["DSH_ACP_API_KEY_ENV"] || undefined,
+  idleTimeoutMs: env["DSH_ACP_MODEL_IDLE_TIMEOUT_MS"] || undefined
 })
 
 /** Command-line settings win over the environment's, one by one. */
 export const mergeSettings = (cli: Settings, env: Settings): Settings => ({
   model: cli.model ?? env.model,
   baseUrl: cli.baseUrl ?? env.baseUrl,
-  apiKeyEnv: cli.apiKeyEnv ?? env.apiKeyEnv
+  apiKeyEnv: cli.apiKeyEnv ?? env.apiKeyEnv,
+  idleTimeoutMs: cli.idleTimeoutMs ?? env.idleTimeoutMs
 })
 
 /** Splits `provider:model` at the first colon only: `openai-compatible:qwen3:8b` is model `qwen3:8b`. */
@@ -81,11 +96,16 @@ export const resolve = (
   env: Readonly<Record<string, string | undefined>>
 ): Either.Either<ModelSpec | undefined, string> => {
   if (settings.model === undefined) {
-    if (settings.baseUrl !== undefined || settings.apiKeyEnv !== undefined) {
-      return Either.left("--base-url and --api-key-env need --model <provider>:<model> (or DSH_ACP_MODEL)")
+    if (settings.baseUrl !== undefined || settings.apiKeyEnv !== undefined || settings.idleTimeoutMs !== undefined) {
+      return Either.left("--base-url, --api-key-env and --model-idle-timeout-ms need --model <provider>:<model> (or DSH_ACP_MODEL)")
     }
     return Either.right(undefined)
   }
+  const idle = settings.idleTimeoutMs
+  if (idle !== undefined && !/^(0|[1-9][0-9]*)$/.test(idle)) {
+    return Either.left(`--model-idle-timeout-ms needs a whole number of milliseconds (0: no idle timeout), got ${idle}`)
+  }
+  const idleTimeoutMs = idle === undefined ? DEFAULT_IDLE_TIMEOUT_MS : Number(idle) === 0 ? undefined : Number(idle)
   return Either.flatMap(parseModel(settings.model), ({ model, provider }) => {
     const rawUrl = settings.baseUrl ?? DEFAULT_BASE_URL[provider]
     if (rawUrl === undefined) {
@@ -118,7 +138,8 @@ export const resolve = (
       model,
       baseUrl,
       apiKey: key === undefined ? undefined : Redacted.make(key.trim()),
-      apiKeyEnv: keyEnv
+      apiKeyEnv: keyEnv,
+      idleTimeoutMs
     })
   })
 }

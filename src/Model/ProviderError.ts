@@ -91,6 +91,14 @@ export const transportError = (endpoint: Endpoint, cause: unknown): AiError.Http
 export const streamError = (endpoint: Endpoint, description: string): AiError.UnknownError =>
   new AiError.UnknownError({ module: endpoint.module, method: "streamText", description }, { disableValidation: true })
 
+/** The server sent nothing for `ms` (see `ProviderConfig.idleTimeoutMs`); the request was abandoned. */
+export const idleTimeout = (endpoint: Endpoint, ms: number, when: string): AiError.UnknownError =>
+  streamError(
+    endpoint,
+    `no data from ${endpoint.url} for ${Number((ms / 1000).toFixed(3))} s ${when}, so the request was abandoned ` +
+      "(idle timeout: --model-idle-timeout-ms or DSH_ACP_MODEL_IDLE_TIMEOUT_MS); send the prompt again to retry"
+  )
+
 /** The innermost message of an error chain (fetch hides ECONNREFUSED two causes deep). */
 export const causeText = (cause: unknown): string => {
   let current: unknown = cause

@@ -20,7 +20,7 @@ export const load = (spec: ModelSpec): Effect.Effect<LanguageModel.Service> =>
       import("@effect/platform/FetchHttpClient"),
       spec.provider === "anthropic" ? import("./AnthropicMessages.js") : import("./ChatCompletions.js")
     ])
-    const config = { baseUrl: spec.baseUrl, model: spec.model, apiKey: spec.apiKey, apiKeyEnv: spec.apiKeyEnv }
+    const config = { baseUrl: spec.baseUrl, model: spec.model, apiKey: spec.apiKey, apiKeyEnv: spec.apiKeyEnv, idleTimeoutMs: spec.idleTimeoutMs }
     return { FetchHttpClient, make: provider.make(config) }
   }).pipe(Effect.flatMap(({ FetchHttpClient, make }) => Effect.provide(make, FetchHttpClient.layer)))
 

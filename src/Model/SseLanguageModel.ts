@@ -9,6 +9,7 @@ import type * as Response from "@effect/ai/Response"
 import type * as Tool from "@effect/ai/Tool"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
@@ -29,6 +30,11 @@ export interface ProviderConfig {
   readonly maxTokens?: number | undefined
   /** Extra headers (e.g. OpenRouter's `HTTP-Referer`). */
   readonly headers?: Readonly<Record<string, string>> | undefined
+  /**
+   * A request that receives no byte for this long (before its response starts, or between two
+   * reads of its body; a keep-alive comment counts) fails with a provider error. Default: none.
+   */
+  readonly idleTimeoutMs?: number | undefined
 }
 
 /** Turns one response's events into stream parts; a new one per request. */
@@ -51,6 +57,8 @@ export interface Spec {
    * reading stops as soon as the model has finished.
    */
   readonly doneMarker?: string
+  /** See {@link ProviderConfig.idleTimeoutMs}. */
+  readonly idleTimeoutMs?: number | undefined
 }
 
 export const make = (spec: Spec): Effect.Effect<LanguageModel.Service, never, HttpClient.HttpClient> =>
@@ -64,8 +72,14 @@ export const make = (spec: Spec): Effect.Effect<LanguageModel.Service, never, Ht
           HttpClientRequest.setHeaders({ accept: "text/event-stream", ...spec.headers }),
           HttpClientRequest.bodyUnsafeJson(spec.body(options))
         )
+        const idle = spec.idleTimeoutMs
         const response = yield* client.execute(request).pipe(
-          Effect.mapError((error) => ProviderError.transportError(endpoint, error))
+          Effect.mapError((error): AiError.AiError => ProviderError.transportError(endpoint, error)),
+          (waiting) =>
+            idle === undefined ? waiting : Effect.timeoutFail(waiting, {
+              duration: Duration.millis(idle),
+              onTimeout: () => ProviderError.idleTimeout(endpoint, idle, "before its response started")
+            })
         )
         if (response.status < 200 || response.status >= 300) {
           const body = yield* Effect.orElseSucceed(response.text, () => "")
@@ -74,10 +88,20 @@ export const make = (spec: Spec): Effect.Effect<LanguageModel.Service, never, Ht
         const decoder = spec.decoder(options.tools)
         let done = false
         const closed = () => done || (spec.doneMarker === undefined && decoder.finished())
-        return Sse.events(response.stream).pipe(
+        const body = response.stream.pipe(
           Stream.mapError((error): AiError.AiError =>
             ProviderError.streamError(endpoint, `the response stream broke off: ${ProviderError.causeText(error)}`)
           ),
+          // Per read of the body: the clock runs only while we wait for the server, never while a
+          // slow client holds the turn's events (then the body is simply not read).
+          (stream) =>
+            idle === undefined ? stream : Stream.timeoutFail(
+              stream,
+              () => ProviderError.idleTimeout(endpoint, idle, "in the middle of its response"),
+              Duration.millis(idle)
+            )
+        )
+        return Sse.events(body).pipe(
           Stream.takeWhile(() => !closed()),
           Stream.mapConcatEffect((event) => {
             if (spec.doneMarker !== undefined && event.data.trim() === spec.doneMarker) {

@@ -62,4 +62,19 @@ describe("ModelSpec", () => {
     expect(err(parseArgs(["--model", "llama"], {}))).toContain("--model must be <provider>:<model>")
     expect(err(parseArgs(["demo", "--model", "openai-compatible:x"], {}))).toContain("DSH_ACP_MODEL")
   })
+
+  it("the idle timeout of a model request: a default, a flag over DSH_ACP_MODEL_IDLE_TIMEOUT_MS, 0 for none", () => {
+    const env = { DSH_ACP_MODEL: "openai-compatible:fake", DSH_ACP_BASE_URL: "http://127.0.0.1:1/v1" }
+    const idle = (argv: ReadonlyArray<string>, extra: Record<string, string> = {}) => {
+      const command = ok(parseArgs(argv, { ...env, ...extra }))
+      return command._tag === "Agent" ? command.options.model?.idleTimeoutMs : "not an agent"
+    }
+    expect(idle([])).toBe(ModelSpec.DEFAULT_IDLE_TIMEOUT_MS)
+    expect(idle([], { DSH_ACP_MODEL_IDLE_TIMEOUT_MS: "45000" })).toBe(45_000)
+    expect(idle(["--model-idle-timeout-ms", "2000"], { DSH_ACP_MODEL_IDLE_TIMEOUT_MS: "45000" })).toBe(2000)
+    expect(idle(["--model-idle-timeout-ms=0"])).toBeUndefined()
+    expect(err(parseArgs(["--model-idle-timeout-ms", "02"], env))).toContain("whole number of milliseconds")
+    expect(err(parseArgs(["--model-idle-timeout-ms", "-5"], env))).toContain("whole number of milliseconds")
+    expect(err(parseArgs(["--model-idle-timeout-ms", "1000"], {}))).toContain("need --model")
+  })
 })

@@ -1,13 +1,27 @@
 /**
  * The library never changes process-wide V8 flags: an embedder's process is its own. The young
- * generation setting that keeps a flood's peak RSS down is made by the command (`src/bin.ts`).
+ * generation setting that keeps a flood's peak RSS down is made by the command (`src/bin.ts`), and
+ * not while the build writes V8's code cache, which records the flags: a start (default flags when
+ * the loader compiles the bundle) must accept the cache.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { execFileSync } from "node:child_process"
 import { readdirSync, readFileSync, statSync } from "node:fs"
 import { join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const SRC = fileURLToPath(new URL("../../src/", import.meta.url))
+const DIST = fileURLToPath(new URL("../../dist/", import.meta.url))
+
+/** Compiles the bundle with its code cache as `dist/bin.js` does, and says whether V8 rejected the cache. */
+const CHECK = `
+const fs = require("node:fs"), path = require("node:path"), vm = require("node:vm");
+const dir = process.argv[1], file = path.join(dir, "dsh-acp.cjs");
+const cache = fs.readdirSync(dir).find((f) => /^dsh-acp-[0-9a-f]+\\.cache$/.test(f));
+if (cache === undefined) { process.stdout.write("no cache"); process.exit(0); }
+const script = new vm.Script("(function (exports, require, module, __filename, __dirname) {" + fs.readFileSync(file, "utf8") + "\\n})", { filename: file, cachedData: fs.readFileSync(path.join(dir, cache)) });
+process.stdout.write(script.cachedDataRejected ? "rejected" : "accepted");
+`
 
 const filesUnder = (dir: string): Array<string> =>
   readdirSync(dir).flatMap((name) => {
@@ -21,5 +35,9 @@ describe("V8 flags", () => {
       .filter((file) => /node:v8|setFlagsFromString/.test(readFileSync(file, "utf8")))
       .map((file) => relative(SRC, file))
     expect(setters).toEqual(["bin.ts"])
+  })
+
+  it("the built code cache was written with the default flags, so a start accepts it", () => {
+    expect(execFileSync(process.execPath, ["-e", CHECK, DIST], { encoding: "utf8" })).toBe("accepted")
   })
 })

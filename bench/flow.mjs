@@ -11,6 +11,8 @@
 //   node bench/flow.mjs --short --no-write 256 MiB, 1 round, print only
 //   node bench/flow.mjs --json             the figures as JSON
 //   node bench/flow.mjs --bytes N --stall-ms N --rounds N --agent path/to/bin.js
+//   node bench/flow.mjs --no-reference   skip the reference rows (shell mode with the same flood and
+//                                        stall; model mode with a command that prints nothing)
 //
 // Memory thresholds live here and in the report; the test asserts only that growth is bounded.
 import { spawn } from "node:child_process"
@@ -67,9 +69,11 @@ const startModel = (command) =>
  * One round: a fresh agent (so its VmHWM is this round's peak), one prompt whose model floods
  * `bytes`; the client stops reading for `stallMs` right after sending the prompt, then reads on.
  */
-export const stalledFloodRound = async ({ agent, bytes, stallMs }) => {
-  const model = await startModel(floodScript(bytes))
-  const child = spawn(process.execPath, [agent, "--model", "openai-compatible:fake", "--base-url", model.url, "--approve-all"], {
+export const stalledFloodRound = async ({ agent, bytes, stallMs, mode = "model" }) => {
+  // Shell mode (no model: the prompt is the script) is the reference the model mode is held to.
+  const model = mode === "model" ? await startModel(floodScript(bytes)) : undefined
+  const args = model === undefined ? [] : ["--model", "openai-compatible:fake", "--base-url", model.url, "--approve-all"]
+  const child = spawn(process.execPath, [agent, ...args], {
     stdio: ["pipe", "pipe", "pipe"],
     env: { ...process.env, DSH_ACP_DIFFS: "0" }
   })
@@ -126,7 +130,7 @@ export const stalledFloodRound = async ({ agent, bytes, stallMs }) => {
     await request("initialize", { protocolVersion: 1, clientCapabilities: { _meta: { terminal_output: true } } })
     const { sessionId } = await request("session/new", { cwd: realpathSync(tmpdir()), mcpServers: [] })
     const before = readStatus(child.pid, "VmHWM")
-    const turn = request("session/prompt", { sessionId, prompt: [{ type: "text", text: "flood" }] })
+    const turn = request("session/prompt", { sessionId, prompt: [{ type: "text", text: model === undefined ? floodScript(bytes) : "flood" }] })
     // The editor stops reading: the pipe to it fills, and the agent must stop producing.
     child.stdout.pause()
     await new Promise((r) => setTimeout(r, stallMs))
@@ -135,7 +139,7 @@ export const stalledFloodRound = async ({ agent, bytes, stallMs }) => {
     const result = await turn
     const peak = readStatus(child.pid, "VmHWM")
     return {
-      ok: result.stopReason === "end_turn" && exitSeen && text.includes("done"),
+      ok: result.stopReason === "end_turn" && exitSeen && (model === undefined || text.includes("done")),
       stopReason: result.stopReason,
       baseRss: before,
       stallPeakRss: duringStall,
@@ -148,19 +152,30 @@ export const stalledFloodRound = async ({ agent, bytes, stallMs }) => {
     const timer = setTimeout(() => child.kill("SIGKILL"), 5000)
     await exited
     clearTimeout(timer)
-    model.close()
+    model?.close()
   }
 }
 
-export const benchStalledFlood = async ({ agent, bytes, stallMs, rounds }) => {
+export const benchStalledFlood = async ({ agent, bytes, stallMs, rounds, reference = false }) => {
   const results = []
-  for (let i = 0; i < rounds; i++) results.push(await stalledFloodRound({ agent, bytes, stallMs }))
+  const shell = []
+  const quiet = []
+  // Interleaved, so machine noise hits the rows alike.
+  for (let i = 0; i < rounds; i++) {
+    results.push(await stalledFloodRound({ agent, bytes, stallMs }))
+    if (reference) {
+      shell.push(await stalledFloodRound({ agent, bytes, stallMs, mode: "shell" }))
+      // The model stack's own cost (its modules, the first HTTP request): a command with no output.
+      quiet.push(await stalledFloodRound({ agent, bytes: 0, stallMs: 0 }))
+    }
+  }
   const peakRss = Math.max(...results.map((r) => r.peakRss))
   return {
     bytes,
     stallMs,
     rounds,
-    ok: results.every((r) => r.ok),
+    ok: [...results, ...shell, ...quiet].every((r) => r.ok),
+    ...(reference ? { shellPeaks: shell.map((r) => r.peakRss), quietPeaks: quiet.map((r) => r.peakRss) } : {}),
     peakRss,
     peaks: results.map((r) => r.peakRss),
     stallPeaks: results.map((r) => r.stallPeakRss),
@@ -187,8 +202,19 @@ export const markdown = (r, argv) =>
     `| agent peak RSS (VmHWM), worst round | ${mib(r.peakRss)} | ≤ ${mib(r.target)} | ${r.met ? "yes" : "no"} |`,
     `| peak RSS at the end of the stall, per round | ${r.stallPeaks.map(mib).join(", ")} | | |`,
     `| peak RSS per round | ${r.peaks.map(mib).join(", ")} | | |`,
+    ...(r.shellPeaks === undefined ? [] : [
+      `| reference: shell mode, same flood and stall, peak RSS per round | ${r.shellPeaks.map(mib).join(", ")} | | |`,
+      `| reference: model mode, a command with no output, peak RSS per round | ${r.quietPeaks.map(mib).join(", ")} | | |`
+    ]),
     `| RSS before the prompt | ${mib(r.baseRss)} | | |`,
     `| bytes the client received (display budget 2 MiB) | ${mib(r.maxClientBytes)} | | |`,
+    "",
+    "While the client stalls the command is stalled with it (the queues from the pipe through the model turn to",
+    "stdout are bounded), so the peak at the end of the stall does not depend on the flood's size. What the flood",
+    "adds on top of the no-output reference is about what it adds in shell mode; the rest of the distance to",
+    "shell mode is the model stack's own footprint at its first request (its modules, `fetch` and its HTTP parser).",
+    "Before the bounded queues (main at a144b06), a 256 MiB version of this run (`--bytes 268435456 --rounds 1`)",
+    "peaked at 605.6 MiB: the whole flood piled up in the model turn's queue while the client stalled.",
     "",
     `Rerun: \`npm run build && node bench/flow.mjs${argv.length > 0 ? ` ${argv.join(" ")}` : ""}\``,
     "<!-- flow:end -->",
@@ -207,7 +233,7 @@ const main = async () => {
   const bytes = Number(value("--bytes") ?? (short ? 256 * MiB : 1024 * MiB))
   const stallMs = Number(value("--stall-ms") ?? 10_000)
   const rounds = Number(value("--rounds") ?? (short ? 1 : 3))
-  const results = await benchStalledFlood({ agent, bytes, stallMs, rounds })
+  const results = await benchStalledFlood({ agent, bytes, stallMs, rounds, reference: !flag("--no-reference") })
   if (flag("--json")) {
     process.stdout.write(`${JSON.stringify(results, null, 2)}\n`)
   } else {

@@ -19,7 +19,7 @@ const FLOOD = 256 * 1024 * 1024
 const runRound = Effect.async<string, Error>((resume) => {
   const child = execFile(
     process.execPath,
-    ["bench/flow.mjs", "--json", "--bytes", String(FLOOD), "--stall-ms", "10000", "--rounds", "1"],
+    ["bench/flow.mjs", "--json", "--no-reference", "--bytes", String(FLOOD), "--stall-ms", "10000", "--rounds", "1"],
     { cwd: root, timeout: 150_000 },
     (error, stdout, stderr) => resume(error ? Effect.fail(new Error(`${error.message}\n${stderr}`)) : Effect.succeed(stdout))
   )

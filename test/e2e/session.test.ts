@@ -177,13 +177,11 @@ describe.each(forms)("dsh-acp over stdio as a $form client", (form) => {
       const prompt = client.prompt(sessionId, `echo $$; ${uniqueSleep(101)}`)
       const pgid = await groupOf(uniqueSleep(101))
       await client.waitForUpdate((n) => n.sessionId === sessionId && n.update.sessionUpdate === "tool_call")
-      const cancelledAt = Date.now()
       await client.agent.notify("session/cancel", { sessionId })
       const { response, updates } = await prompt
       expect(response.stopReason).toBe("cancelled")
-      // Far above the tens of milliseconds it takes; below the 10 s grace after which the bridge
-      // would close the card itself (so a harness that ignored the cancel fails here).
-      expect(Date.now() - cancelledAt).toBeLessThan(8_000)
+      // No wall-clock bound (a loaded machine made one flaky): that the harness, not the bridge's
+      // 10 s grace, ended the card shows in the fallback's text, which only the executor writes.
       const card = onlyCard(updates)
       expect(card.final?.status).toBe("failed")
       if (form.card) {

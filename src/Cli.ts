@@ -29,6 +29,8 @@ export interface AgentOptions {
   readonly sandbox: SandboxProfile | undefined
   /** The workspace profile may reach the network. */
   readonly allowNetwork: boolean
+  /** Keep sessions on disk (list, load, resume); `false`: in memory only. */
+  readonly persist: boolean
 }
 
 export type Command =
@@ -49,6 +51,9 @@ Options:
   --no-live-output     send a command's output when it ends instead of while it runs
   --no-diffs           do not show the files a command changed (env DSH_ACP_DIFFS=0); shown by
                        default when the command runs in a git work tree
+  --no-persist         keep sessions in memory only (env DSH_ACP_PERSIST=0); by default each session
+                       is kept in $XDG_STATE_HOME/dsh-acp/sessions (~/.local/state/dsh-acp/sessions)
+                       so the editor can list, reopen and resume it after a restart
   --log-level <level>  none | error | warning | info | debug (default: warning); logs go to stderr
   --fallback           (demo) act as a client without terminal cards: the \`\`\`console text fallback
 
@@ -94,6 +99,7 @@ export const parseArgs = (
   let sandbox = sandboxEnv === undefined || sandboxEnv === "" ? undefined : sandboxEnv as SandboxProfile
   let liveOutput = true
   let diffs = enabledFromEnv(env)
+  let persist = !["0", "false", "off", "no"].includes(env["DSH_ACP_PERSIST"]?.trim().toLowerCase() ?? "")
   let logLevel: LogLevel = "warning"
   let fallback = false
   const positional: Array<string> = []
@@ -119,6 +125,9 @@ export const parseArgs = (
         break
       case "--no-diffs":
         diffs = false
+        break
+      case "--no-persist":
+        persist = false
         break
       case "--log-level": {
         const raw = value()
@@ -160,7 +169,7 @@ export const parseArgs = (
   }
   const spec = ModelSpec.resolve(ModelSpec.mergeSettings(model, ModelSpec.settingsFromEnv(env)), env)
   if (Either.isLeft(spec)) return Either.left(spec.left)
-  const options: AgentOptions = { timeoutMs, liveOutput, logLevel, model: spec.right, approveAll, diffs, sandbox, allowNetwork }
+  const options: AgentOptions = { timeoutMs, liveOutput, logLevel, model: spec.right, approveAll, diffs, sandbox, allowNetwork, persist }
   if (positional[0] === "demo") {
     return Either.right({ _tag: "Demo", script: positional.length > 1 ? positional.slice(1).join(" ") : undefined, fallback, options })
   }

@@ -12,6 +12,7 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as BashLive from "./Bash/BashLive.js"
 import * as Server from "./Bridge/Server.js"
+import * as SessionStore from "./Bridge/SessionStore.js"
 import { type AgentOptions, HELP, type LogLevel as CliLogLevel, parseArgs, VERSION } from "./Cli.js"
 import * as ShellHarness from "./Harness/ShellHarness.js"
 import * as ChangeTracker from "./Tools/Bash/ChangeTracker.js"
@@ -40,11 +41,21 @@ const harnessLayer = (options: AgentOptions) => {
   }))
 }
 
+/** Where sessions are kept (unless `--no-persist`); the harness is named in each log's header. */
+const storeLayer = (options: AgentOptions) => {
+  const max = Number(process.env["DSH_ACP_PERSIST_MAX_BYTES"])
+  return SessionStore.SessionStore.layer({
+    harness: options.model === undefined ? "shell" : `model:${options.model.provider}:${options.model.model}`,
+    ...(Number.isInteger(max) && max > 0 ? { maxBytes: max } : {})
+  })
+}
+
 const runAgent = (options: AgentOptions) =>
   Server.serveStdio({
     agentInfo: { name: "dsh-acp", title: "DSH", version: VERSION },
     mapping: { liveOutput: options.liveOutput }
   }).pipe(
+    options.persist ? Effect.provide(storeLayer(options)) : (effect) => effect,
     Effect.provide(harnessLayer(options)),
     Effect.provide(BashLive.layer({
       ...(options.timeoutMs === undefined ? {} : { defaultTimeoutMs: options.timeoutMs }),

@@ -3,6 +3,7 @@
  * routes each prompt through the harness and the presentation mapping; it never runs a tool.
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -13,9 +14,11 @@ import { JsonRpc, RpcError } from "./JsonRpc.js"
 import { Mapping, type MappingConfig } from "./Mapping.js"
 import * as Modes from "./Modes.js"
 import * as Permission from "./Permission.js"
+import * as Persistence from "./Persistence.js"
 import * as Session from "./Session.js"
 import * as V2 from "./V2/Agent.js"
 import * as V2Wire from "./V2/Wire.js"
+import { SessionStore } from "./SessionStore.js"
 import * as Wire from "./Wire.js"
 
 export interface AgentInfo {
@@ -63,6 +66,29 @@ export const serve = <E, R>(
 
     const emit = (params: unknown) => peer.notify(Wire.Method.sessionUpdate, params)
 
+    const v1Parts = (id: string) => ({ mapping, client: { requestPermission: Permission.ask(peer, id) } })
+    const openLive = (id: string, cwd: string, additionalDirectories: ReadonlyArray<string>, sessionHarness: Harness["Type"]) =>
+      Session.open({ id, cwd, additionalDirectories, harness: sessionHarness, emit, ...v1Parts(id) })
+
+    const announce = (opened: Session.Session) =>
+      emit({
+        sessionId: opened.id,
+        update: {
+          sessionUpdate: "available_commands_update",
+          availableCommands: opened.commands.map((c) => ({
+            name: c.name,
+            description: c.description,
+            ...(c.hint === undefined ? {} : { input: { hint: c.hint } })
+          }))
+        }
+      })
+
+    // With a session store (the command's default), sessions are persisted and can be listed,
+    // loaded, resumed and deleted; without one (an embedder's choice, `--no-persist`), as before.
+    const persistence = Option.map(yield* Effect.serviceOption(SessionStore), (store) =>
+      Persistence.make({ store, peer, harness, mapping, emit, openLive, sessions, closedIds, whenInitialized, announce, isV2: v2.active }))
+    if (Option.isSome(persistence)) yield* persistence.value.register
+
     yield* peer.handle(Wire.Method.initialize, Wire.InitializeParams, (params) =>
       Effect.gen(function*() {
         const negotiatedV2 = yield* v2.initialize(params.protocolVersion)
@@ -78,7 +104,8 @@ export const serve = <E, R>(
             loadSession: false,
             promptCapabilities: { image: false, audio: false, embeddedContext: false },
             mcpCapabilities: { http: false, sse: false },
-            sessionCapabilities: { close: {} }
+            sessionCapabilities: { close: {} },
+            ...(Option.isSome(persistence) ? Persistence.capabilities : {})
           },
           authMethods: [],
           agentInfo: info
@@ -94,15 +121,17 @@ export const serve = <E, R>(
       whenInitialized(Effect.gen(function*() {
         const id = `dsh-${randomUUID()}`
         const isV2 = yield* v2.active
-        const parts = isV2 ? v2.sessionParts(id) : { mapping, client: { requestPermission: Permission.ask(peer, id) } }
-        const opened = yield* Session.open({
-          id,
-          cwd: params.cwd,
-          additionalDirectories: params.additionalDirectories,
-          harness,
-          emit,
-          ...parts
-        })
+        const opened = yield* (isV2 || Option.isNone(persistence)
+          ? Session.open({
+            id,
+            cwd: params.cwd,
+            additionalDirectories: params.additionalDirectories,
+            harness,
+            emit,
+            ...(isV2 ? v2.sessionParts(id) : v1Parts(id))
+          })
+          // A v2 session is not persisted: v2's session/list and session/resume are not served yet.
+          : persistence.value.create(id, params.cwd, params.additionalDirectories))
         sessions.set(id, opened)
         yield* Effect.logInfo(`session ${id} opened in ${params.cwd}`)
         // ACP v2 sessions do not offer modes yet (v2 has config options only; not wired here).
@@ -113,17 +142,7 @@ export const serve = <E, R>(
           if (yield* capabilities.notices) request.afterResponse(emit({ sessionId: id, update: Modes.noticeUpdate(note) }))
         }
         // After the response is on the wire, so the client knows the session the update names.
-        request.afterResponse(emit({
-          sessionId: id,
-          update: {
-            sessionUpdate: "available_commands_update",
-            availableCommands: opened.commands.map((c) => ({
-              name: c.name,
-              description: c.description,
-              ...(c.hint === undefined ? {} : { input: { hint: c.hint } })
-            }))
-          }
-        }))
+        request.afterResponse(announce(opened))
         return { sessionId: id, ...(yield* Modes.newSessionFields(opened.modes)) }
       })))
 

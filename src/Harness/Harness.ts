@@ -54,6 +54,28 @@ export interface HarnessSession {
   readonly commands: ReadonlyArray<SlashCommand>
   /** The session's modes, when the harness has any. */
   readonly modes?: SessionModes
+  /**
+   * What the harness needs to continue this session in another process (read after each turn, for
+   * a persisted session). Optional: a harness without it restarts from the session's cwd.
+   */
+  readonly snapshot?: Effect.Effect<HarnessState>
+}
+
+/** A harness session's state, as `snapshot` reports it and `SessionContext.restore` gives it back. */
+export interface HarnessState {
+  /** The shell's current directory (moved by `cd`), absolute. */
+  readonly cwd: string
+  /**
+   * The harness's own memory (the model harness: its history), as JSON values that only grow: each
+   * snapshot returns all of it, and the store keeps what is new.
+   */
+  readonly memory: ReadonlyArray<unknown>
+}
+
+/** A session reopened from its log (`session/load`, `session/resume`), under the same id. */
+export interface HarnessRestore extends HarnessState {
+  /** Card ids the session already used: a restored session never reuses one. */
+  readonly callIds: ReadonlyArray<string>
 }
 
 /** The user's answer to a permission request; `cancelled` when the turn was cancelled meanwhile. */
@@ -74,6 +96,8 @@ export interface SessionContext {
   /** More directories of the project (ACP `additionalDirectories`), writable in a workspace sandbox. */
   readonly additionalDirectories?: ReadonlyArray<string>
   readonly client: ClientAccess
+  /** Present when the session is reopened from its log: continue from this state. */
+  readonly restore?: HarnessRestore
 }
 
 export class Harness extends Context.Tag("dsh-acp/Harness/Harness")<Harness, {

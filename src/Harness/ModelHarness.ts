@@ -38,6 +38,7 @@ import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { Bash } from "../Bash/Bash.js"
 import * as Intent from "../Presentation/Intent.js"
@@ -254,6 +255,21 @@ const REJECTED: Outcome = {
   isFailure: true
 }
 
+const encodeMessage = Schema.encodeSync(Prompt.Message)
+const decodeMessage = Schema.decodeUnknownEither(Prompt.Message)
+
+/** The history a persisted session left; a message that does not decode is dropped (and logged), the rest kept. */
+const restoreHistory = (memory: ReadonlyArray<unknown>) =>
+  Effect.gen(function*() {
+    const messages: Array<Prompt.Message> = []
+    for (const item of memory) {
+      const decoded = decodeMessage(item)
+      if (Either.isRight(decoded)) messages.push(decoded.right)
+      else yield* Effect.logWarning(`a persisted history message does not decode; dropped: ${decoded.left.message.slice(0, 300)}`)
+    }
+    return Prompt.fromMessages(messages)
+  })
+
 /** A background task's card events, forwarded into the session's background stream. */
 const openSession = (
   options: Options<any>,
@@ -262,13 +278,14 @@ const openSession = (
   context: SessionContext
 ) =>
   Effect.gen(function*() {
-    const { client, cwd: sessionCwd } = context
+    const { client, cwd: sessionCwd, restore } = context
     const maxTurnRequests = Math.max(1, options.maxTurnRequests ?? DEFAULT_MAX_TURN_REQUESTS)
-    const tools = yield* openTools({ cwd: sessionCwd, additionalDirectories: context.additionalDirectories })
+    // A restored session continues where its shell was (a `cd` persists) and with its history.
+    const tools = yield* openTools({ cwd: restore?.cwd ?? sessionCwd, additionalDirectories: context.additionalDirectories })
     // Modes when the tools run under a sandbox (the bash tools): a mode is a profile and a rule for asking.
     const modes = tools.sandbox === undefined ? undefined : yield* Modes.make(tools.sandbox, Modes.modelModes(options.approveAll === true))
     const modelTools = ModelTools.make(tools.tools)
-    const history = yield* Ref.make(Prompt.empty)
+    const history = yield* Ref.make(yield* restoreHistory(restore?.memory ?? []))
     const alwaysAllow = yield* Ref.make(false)
     const turnLock = yield* Effect.makeSemaphore(1)
     const facts = SystemPrompt.context(sessionCwd, modelTools.names)
@@ -278,7 +295,7 @@ const openSession = (
 
     // Card ids are the model's call ids; a model that reuses an id gets a suffixed card id, so two
     // cards (and two client terminals) never share one.
-    const usedIds = new Set<string>()
+    const usedIds = new Set<string>(restore?.callIds ?? [])
     const cardId = (id: string) => {
       let candidate = id === "" ? "call" : id
       for (let n = 2; usedIds.has(candidate); n++) candidate = `${id}~${n}`
@@ -450,7 +467,13 @@ const openSession = (
         )
       }))
 
-    return { prompt, background: tools.background, commands: [], ...(modes === undefined ? {} : { modes }) } satisfies HarnessSession
+    // The history as JSON, one encoded message per entry (it only grows: the store keeps the new ones).
+    const snapshot = Effect.gen(function*() {
+      const messages = (yield* Ref.get(history)).content
+      return { cwd: yield* tools.cwd, memory: messages.map((m) => encodeMessage(m)) }
+    })
+
+    return { prompt, background: tools.background, commands: [], snapshot, ...(modes === undefined ? {} : { modes }) } satisfies HarnessSession
   })
 
 /** The model harness over a toolset (default: the bash tools) and any `LanguageModel` (see {@link layer}). */

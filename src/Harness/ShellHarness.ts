@@ -57,15 +57,22 @@ const jobsTable = (shell: BashSession) =>
 export const make = Effect.gen(function*() {
   const bash = yield* Bash
   return Harness.of({
-    openSession: ({ additionalDirectories, cwd, sessionId }) =>
+    openSession: ({ additionalDirectories, cwd, restore, sessionId }) =>
       Effect.gen(function*() {
-        const shell = yield* bash.session({ cwd, additionalDirectories })
+        const shell = yield* bash.session({ cwd: restore?.cwd ?? cwd, additionalDirectories })
         // The mode sets the profile only: nothing asks here (the user types the commands).
         const modes = yield* Modes.make(shell, Modes.shellModes)
         const taskCards = yield* TaskCards.make(shell)
         const tracker = yield* ChangeTracker.forSession
         let calls = 0
-        const nextCallId = () => `${sessionId}-${++calls}`
+        // A restored session's cards were replayed under their ids: the next card takes a new one.
+        const used = new Set(restore?.callIds ?? [])
+        const nextCallId = () => {
+          let id: string
+          do id = `${sessionId}-${++calls}`
+          while (used.has(id))
+          return id
+        }
 
         const startBackground = (script: string) =>
           Effect.gen(function*() {
@@ -115,7 +122,8 @@ export const make = Effect.gen(function*() {
           }
         }
 
-        return { prompt, background: taskCards.events, commands, modes } satisfies HarnessSession
+        const snapshot = Effect.map(shell.cwd, (cwd) => ({ cwd, memory: [] }))
+        return { prompt, background: taskCards.events, commands, modes, snapshot } satisfies HarnessSession
       })
   })
 })

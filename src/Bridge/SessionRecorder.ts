@@ -5,7 +5,8 @@
  *
  * Writes are kept few: a card's output is folded into what the card shows (bounded by the display
  * budget, as `LiveOutput` bounds it on the wire) and written when the card ends, when the turn
- * ends, past 64 KiB or a second after the last write; consecutive agent text is one record. After
+ * ends, past 64 KiB, or a second after output was held back (so a card still running when the
+ * agent is killed keeps what it showed); consecutive agent text is one record. After
  * each turn the harness's state (cwd, new memory) is written when it changed.
  */
 import * as Effect from "effect/Effect"
@@ -45,7 +46,8 @@ export interface Recorder {
 interface CallOutput {
   readonly live: LiveOutput
   pending: string
-  lastWrite: number
+  /** A write of `pending` is scheduled. */
+  timer: boolean
 }
 
 export const make = (inner: Harness["Type"], options: RecorderOptions): Recorder => {
@@ -71,7 +73,6 @@ export const make = (inner: Harness["Type"], options: RecorderOptions): Recorder
       if (finish) state.pending += state.live.finish()
       const data = state.pending
       state.pending = ""
-      state.lastWrite = Date.now()
       return data === "" ? Effect.void : event({ _tag: "ToolOutput", callId, data }, bg)
     })
 
@@ -88,12 +89,19 @@ export const make = (inner: Harness["Type"], options: RecorderOptions): Recorder
           const state = outputs.get(e.callId)
           if (state === undefined) return event(e, bg)
           state.pending += state.live.push(e.data)
-          return byteLength(state.pending) > FLUSH_BYTES || Date.now() - state.lastWrite > FLUSH_MS
-            ? flushOutput(e.callId, state, bg, false)
-            : Effect.void
+          if (byteLength(state.pending) > FLUSH_BYTES) return flushOutput(e.callId, state, bg, false)
+          if (state.timer || state.pending === "") return Effect.void
+          state.timer = true
+          // After the card ended this finds nothing pending: its end wrote it.
+          return Effect.asVoid(Effect.forkDaemon(Effect.sleep(FLUSH_MS).pipe(
+            Effect.zipRight(Effect.suspend(() => {
+              state.timer = false
+              return flushOutput(e.callId, state, bg, false)
+            }))
+          )))
         }
         case "ToolCallStarted":
-          outputs.set(e.callId, { live: new LiveOutput(budget), pending: "", lastWrite: Date.now() })
+          outputs.set(e.callId, { live: new LiveOutput(budget), pending: "", timer: false })
           return Effect.zipRight(flushText, event(e, bg))
         case "ToolCallCompleted": {
           const state = outputs.get(e.callId)

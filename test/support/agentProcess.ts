@@ -256,7 +256,11 @@ const responseDefinitions: Record<string, string> = {
   "session/prompt": "PromptResponse",
   "session/close": "CloseSessionResponse",
   "session/set_mode": "SetSessionModeResponse",
-  "session/set_config_option": "SetSessionConfigOptionResponse"
+  "session/set_config_option": "SetSessionConfigOptionResponse",
+  "session/load": "LoadSessionResponse",
+  "session/resume": "ResumeSessionResponse",
+  "session/list": "ListSessionsResponse",
+  "session/delete": "DeleteSessionResponse"
 }
 
 const requestDefinitions: Record<string, string> = {

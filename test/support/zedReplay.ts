@@ -52,7 +52,12 @@ export const replayLikeZed = (
     switch (update.sessionUpdate) {
       case "agent_message_chunk":
       case "agent_thought_chunk":
+      case "user_message_chunk":
         replay.messages.push({ kind: update.sessionUpdate, text: update.content.text })
+        break
+      case "session_info_update":
+      case "available_commands_update":
+        // Session metadata: shown elsewhere than in the thread.
         break
       case "tool_call": {
         if (replay.cards.has(update.toolCallId)) replay.problems.push(`tool_call ${update.toolCallId} sent twice`)

@@ -1,0 +1,146 @@
+/**
+ * The persisted-session methods against bad input and bad files, over stdio: a torn last line
+ * loads, a foreign or corrupt file is refused with a clear error (and the agent keeps serving), a
+ * session held by another live agent is refused, `session/resume` continues without replay,
+ * `session/delete` removes the file, the files are private, and `--no-persist` writes nothing.
+ */
+import * as acp from "@agentclientprotocol/sdk"
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { type AgentProcess, type Client, connectClient, protocolViolations, spawnAgent } from "../support/agentProcess.js"
+
+const dirs: Array<string> = []
+const agents: Array<AgentProcess> = []
+afterAll(async () => {
+  await Promise.all(agents.map((a) => a.stop()))
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+})
+const tempDir = (prefix: string) => {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)))
+  dirs.push(dir)
+  return dir
+}
+const start = async (state: string, args: ReadonlyArray<string> = []) => {
+  const agent = spawnAgent(["--log-level", "warning", ...args], { XDG_STATE_HOME: state })
+  agents.push(agent)
+  return { agent, client: await connectClient(agent, { _meta: { terminal_output: true } }) }
+}
+const sessionsDir = (state: string) => join(state, "dsh-acp", "sessions")
+
+/** The JSON-RPC error a request failed with. */
+const errorOf = async (request: Promise<unknown>): Promise<{ code: number; message: string }> => {
+  try {
+    await request
+  } catch (error) {
+    return error as { code: number; message: string }
+  }
+  throw new Error("the request succeeded")
+}
+const load = (client: Client, sessionId: string, cwd: string) =>
+  client.agent.request(acp.methods.agent.session.load, { sessionId, cwd, mcpServers: [] })
+
+/** A session with one prompt, its agent stopped (cleanly): its id. */
+const recorded = async (state: string, project: string, script = "echo one") => {
+  const { agent, client } = await start(state)
+  const sessionId = await client.newSession(project)
+  await client.prompt(sessionId, script)
+  await agent.stop()
+  return sessionId
+}
+
+describe("persisted sessions: bad files and bad requests", () => {
+  it("files are private; a torn last line is skipped with a log line and the session loads", async () => {
+    const state = tempDir("dsh-state-")
+    const project = tempDir("dsh-project-")
+    const sessionId = await recorded(state, project)
+    const log = join(sessionsDir(state), `${sessionId}.jsonl`)
+    expect(statSync(sessionsDir(state)).mode & 0o777).toBe(0o700)
+    expect(statSync(log).mode & 0o777).toBe(0o600)
+    appendFileSync(log, `{"t":"event","e":{"_tag":"AgentText","te`)
+
+    const { agent, client } = await start(state)
+    await load(client, sessionId, project)
+    expect(agent.stderrLines.some((l) => l.includes("torn"))).toBe(true)
+    const next = await client.prompt(sessionId, "echo two")
+    expect(next.response.stopReason).toBe("end_turn")
+    // The torn bytes were cut off before the log grew again: every line of it is whole JSON.
+    for (const line of readFileSync(log, "utf8").trimEnd().split("\n")) expect(() => JSON.parse(line)).not.toThrow()
+    expect(protocolViolations(agent, client)).toEqual([])
+  })
+
+  it("a foreign file, a corrupt file and a newer version are refused; the agent keeps serving", async () => {
+    const state = tempDir("dsh-state-")
+    const project = tempDir("dsh-project-")
+    const corrupt = await recorded(state, project)
+    const newer = await recorded(state, project)
+    const dir = sessionsDir(state)
+    const lines = readFileSync(join(dir, `${corrupt}.jsonl`), "utf8").split("\n")
+    lines.splice(2, 0, "#!/bin/sh rm -rf ~")
+    writeFileSync(join(dir, `${corrupt}.jsonl`), lines.join("\n"))
+    const newerText = readFileSync(join(dir, `${newer}.jsonl`), "utf8")
+    writeFileSync(join(dir, `${newer}.jsonl`), newerText.replace(`"v":1`, `"v":99`))
+    writeFileSync(join(dir, "dsh-foreign.jsonl"), "echo pwned\n", { mode: 0o600 })
+
+    const { agent, client } = await start(state)
+    const foreign = await errorOf(load(client, "dsh-foreign", project))
+    expect(foreign.code).toBe(-32603)
+    expect(foreign.message).toContain("not a dsh-acp session log")
+    const broken = await errorOf(load(client, corrupt, project))
+    expect(broken.message).toContain("corrupt at line 3")
+    const future = await errorOf(load(client, newer, project))
+    expect(future.message).toContain("newer dsh-acp")
+    // Unknown, malformed and mismatched requests.
+    expect((await errorOf(load(client, "dsh-nope", project))).code).toBe(-32002)
+    expect((await errorOf(load(client, "../../etc/passwd", project))).code).toBe(-32002)
+    const listed = await client.agent.request(acp.methods.agent.session.list, {})
+    // Neither the foreign file nor the newer one is listed; the corrupt one's header and title still read.
+    expect(listed.sessions.map((s) => s.sessionId)).toEqual([corrupt])
+    expect((await errorOf(client.agent.request(acp.methods.agent.session.list, { cursor: "nonsense" }))).code).toBe(-32602)
+    // Still serving.
+    const fresh = await client.newSession(project)
+    expect((await client.prompt(fresh, "echo alive")).response.stopReason).toBe("end_turn")
+    expect(protocolViolations(agent, client)).toEqual([])
+  })
+
+  it("a session held by another live agent is refused; resume continues it without replay; delete removes it", async () => {
+    const state = tempDir("dsh-state-")
+    const project = tempDir("dsh-project-")
+    const sessionId = await recorded(state, project, "mkdir -p deeper && cd deeper")
+    const a = await start(state)
+    const b = await start(state)
+    await a.client.agent.request(acp.methods.agent.session.resume, { sessionId, cwd: project })
+    expect(a.client.updates.filter((n) => n.sessionId === sessionId && n.update.sessionUpdate !== "available_commands_update")).toEqual([])
+    const held = await errorOf(load(b.client, sessionId, project))
+    expect(held.message).toContain(`open in another dsh-acp process (pid ${a.agent.pid})`)
+    const notDeleted = await errorOf(b.client.agent.request(acp.methods.agent.session.delete, { sessionId }))
+    expect(notDeleted.message).toContain("not deleted")
+    const wrongCwd = await errorOf(b.client.agent.request(acp.methods.agent.session.resume, { sessionId, cwd: tempDir("dsh-x-") }))
+    expect(wrongCwd.code).toBe(-32602)
+
+    const pwd = await a.client.prompt(sessionId, "pwd")
+    const output = pwd.updates.map((u) => JSON.stringify(u)).join("")
+    expect(output).toContain(`${project}/deeper`)
+    await a.client.agent.request(acp.methods.agent.session.delete, { sessionId })
+    expect(existsSync(join(sessionsDir(state), `${sessionId}.jsonl`))).toBe(false)
+    expect(existsSync(join(sessionsDir(state), `${sessionId}.lock`))).toBe(false)
+    expect((await errorOf(load(b.client, sessionId, project))).code).toBe(-32002)
+    expect((await a.client.agent.request(acp.methods.agent.session.list, {})).sessions).toEqual([])
+    expect(protocolViolations(a.agent, a.client)).toEqual([])
+    expect(protocolViolations(b.agent, b.client)).toEqual([])
+  })
+
+  it("--no-persist keeps everything in memory and advertises no loading", async () => {
+    const state = tempDir("dsh-state-")
+    const project = tempDir("dsh-project-")
+    const { agent, client } = await start(state, ["--no-persist"])
+    expect(client.initializeResponse.agentCapabilities?.loadSession).toBe(false)
+    expect(client.initializeResponse.agentCapabilities?.sessionCapabilities).toEqual({ close: {} })
+    const sessionId = await client.newSession(project)
+    await client.prompt(sessionId, "echo memory")
+    expect(existsSync(join(state, "dsh-acp"))).toBe(false)
+    expect((await errorOf(client.agent.request(acp.methods.agent.session.list, {}))).code).toBe(-32601)
+    await agent.stop()
+  })
+})

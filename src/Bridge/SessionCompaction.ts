@@ -38,7 +38,9 @@ export const compact = (parsed: SessionLog.Parsed, targetBytes: number): Readonl
     return line._tag === "Right" ? line.right : ""
   }
   const state = cwd === undefined ? "" : lineOf({ t: "state", cwd, memory, reset: true })
-  let budget = targetBytes - Buffer.byteLength(header) - Buffer.byteLength(state)
+  const titleLine = title === undefined ? "" : lineOf({ t: "title", title })
+  // What is always kept, and room for the marker's line.
+  let budget = targetBytes - [header, state, titleLine].reduce((n, l) => n + Buffer.byteLength(l), 0) - 64
   // Newest first, whole turns only; the records before the first prompt (a background card's end
   // after a restart, say) count as the oldest turn.
   const kept: Array<ReadonlyArray<string>> = []
@@ -54,7 +56,7 @@ export const compact = (parsed: SessionLog.Parsed, targetBytes: number): Readonl
   }
   return [
     header,
-    ...(title === undefined ? [] : [lineOf({ t: "title", title })]),
+    titleLine,
     ...(dropped === 0 ? [] : [lineOf({ t: "dropped", turns: dropped })]),
     ...kept.flat(),
     state

@@ -131,6 +131,27 @@ describe("persisted sessions: bad files and bad requests", () => {
     expect(protocolViolations(b.agent, b.client)).toEqual([])
   })
 
+  it("a log past its bound keeps its newest turns; the load says the oldest were dropped", async () => {
+    const state = tempDir("dsh-state-")
+    const project = tempDir("dsh-project-")
+    const agent = spawnAgent([], { XDG_STATE_HOME: state, DSH_ACP_PERSIST_MAX_BYTES: "40000" })
+    agents.push(agent)
+    const client = await connectClient(agent, { _meta: { terminal_output: true } })
+    const sessionId = await client.newSession(project)
+    for (let n = 1; n <= 6; n++) await client.prompt(sessionId, `echo turn-${n}; head -c 6000 /dev/zero | tr '\\0' x`)
+    await agent.stop()
+    expect(statSync(join(sessionsDir(state), `${sessionId}.jsonl`)).size).toBeLessThan(40000)
+
+    const next = await start(state)
+    await load(next.client, sessionId, project)
+    const updates = next.client.updates.filter((n) => n.sessionId === sessionId)
+    const texts = updates.map((n) => n.update).flatMap((u) => ("content" in u && u.content !== undefined && !Array.isArray(u.content) && u.content.type === "text" ? [u.content.text] : []))
+    expect(texts.some((t) => t.includes("dropped from this session's log"))).toBe(true)
+    expect(texts).toContain(`echo turn-6; head -c 6000 /dev/zero | tr '\\0' x`)
+    expect(texts).not.toContain(`echo turn-1; head -c 6000 /dev/zero | tr '\\0' x`)
+    expect(protocolViolations(next.agent, next.client)).toEqual([])
+  })
+
   it("--no-persist keeps everything in memory and advertises no loading", async () => {
     const state = tempDir("dsh-state-")
     const project = tempDir("dsh-project-")

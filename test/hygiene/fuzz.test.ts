@@ -192,7 +192,7 @@ const truncated: FastCheck.Arbitrary<Case> = FastCheck.tuple(
 })
 
 const unknownMethod: FastCheck.Arbitrary<Case> = FastCheck.tuple(
-  FastCheck.oneof(FastCheck.string({ maxLength: 20 }), FastCheck.constantFrom("session/cancel", "session/update", "session/load", "$/cancel_request", "fs/read_text_file")),
+  FastCheck.oneof(FastCheck.string({ maxLength: 20 }), FastCheck.constantFrom("session/cancel", "session/update", "session/rewind", "$/cancel_request", "fs/read_text_file")),
   FastCheck.boolean()
 ).filter(([m]) => !requestMethods.includes(m)).map(([method, asRequest]): Case => {
   if (!asRequest) return { kind: "unknown notification (no reply)", lines: [JSON.stringify({ jsonrpc: "2.0", method, params: {} })], replies: [] }

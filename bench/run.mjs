@@ -776,7 +776,11 @@ const main = async () => {
   const only = value("--only")?.split(",") ?? ALL
   const baseline = value("--baseline") === undefined ? undefined : resolve(value("--baseline"))
   const baselineLabel = value("--baseline-label")
+  // The agents persist their sessions (the default): into a throwaway state directory, not the user's.
+  const state = mkdtempSync(join(tmpdir(), "dsh-acp-bench-state-"))
+  process.env.XDG_STATE_HOME = state
   const results = await runAll({ agent, short, only, baseline, baselineLabel, log: (s) => process.stderr.write(`bench: ${s}\n`) })
+    .finally(() => rmSync(state, { recursive: true, force: true }))
   const ok = ["cold", "call", "live", "flood", "concurrency"].every((k) => results[k] === undefined || results[k].ok)
   if (flag("--json")) {
     process.stdout.write(JSON.stringify(results, null, 2) + "\n")

@@ -62,6 +62,8 @@ const decodeCursor = (cursor: string): { m: number; id: string } | undefined => 
 
 export const make = (deps: Deps) => {
   const { store, sessions, closedIds } = deps
+  /** The recorders of this process's persisted sessions. */
+  const recorders = new Map<string, SessionRecorder.Recorder>()
 
   const sessionInfo = (id: string, title: string) =>
     deps.emit({ sessionId: id, update: { sessionUpdate: "session_info_update", title, updatedAt: new Date().toISOString() } })
@@ -73,6 +75,7 @@ export const make = (deps: Deps) => {
       // A new session never prompted leaves nothing behind (an editor opens many threads).
       if (fresh && !recorder.prompted()) Store.remove(store, session.id)
       SessionLock.release(Store.lockPath(store, session.id))
+      if (recorders.get(session.id) === recorder) recorders.delete(session.id)
     })))
   })
 
@@ -85,6 +88,7 @@ export const make = (deps: Deps) => {
         return writer
       })
       const recorder = SessionRecorder.make(deps.harness, { log, titled: false, onTitle: (title) => sessionInfo(id, title) })
+      recorders.set(id, recorder)
       return persistent(yield* deps.openLive(id, cwd, additionalDirectories, recorder.harness), log, recorder, true)
     })
 
@@ -104,13 +108,14 @@ export const make = (deps: Deps) => {
       ? Effect.void
       : Effect.fail(RpcError.invalidParams(`Invalid params: session ${id} belongs to ${header.cwd}, not ${cwd}`))
 
-  const replayTo = (id: string, records: ReadonlyArray<SessionLog.Record>) =>
+  const replayTo = (id: string, records: ReadonlyArray<SessionLog.Record>, running: ReadonlyArray<string> = []) =>
     Effect.gen(function*() {
       const scope = yield* Scope.make()
       const mapper = yield* deps.mapping.forSession(id, deps.emit).pipe(Scope.extend(scope))
       yield* SessionReplay.replay({
         records,
         mapper,
+        running,
         userMessage: (text) => deps.emit({ sessionId: id, update: { sessionUpdate: "user_message_chunk", content: { type: "text", text } } })
       }).pipe(Effect.ensuring(Scope.close(scope, Exit.void)))
     })
@@ -124,7 +129,12 @@ export const make = (deps: Deps) => {
       if (live !== undefined) {
         // Open in this process already: its log is complete up to now.
         if (live.cwd !== params.cwd) return yield* Effect.fail(RpcError.invalidParams(`Invalid params: session ${id} belongs to ${live.cwd}, not ${params.cwd}`))
-        if (withReplay) yield* replayTo(id, (yield* readLog(id)).records)
+        if (withReplay) {
+          // Its cards still running stay open on the client: their next updates come from the live session.
+          const recorder = recorders.get(id)
+          if (recorder !== undefined) yield* recorder.flush
+          yield* replayTo(id, (yield* readLog(id)).records, recorder?.openCalls() ?? [])
+        }
         return live
       }
       const parsed = yield* readLog(id)
@@ -141,6 +151,9 @@ export const make = (deps: Deps) => {
           yield* Effect.logWarning(`session ${id}: its directory ${cwd} is gone; continuing in ${parsed.header.cwd}`)
           cwd = parsed.header.cwd
         }
+        if (parsed.header.harness.split(":")[0] !== store.harness.split(":")[0]) {
+          yield* Effect.logWarning(`session ${id} ran with the ${parsed.header.harness} harness; it continues with ${store.harness}`)
+        }
         if (withReplay) yield* replayTo(id, parsed.records)
         const log = yield* fromFs(`cannot open the log of session ${id}`, () => Store.reopen(store, id))
         const recorder = SessionRecorder.make(deps.harness, {
@@ -149,6 +162,7 @@ export const make = (deps: Deps) => {
           titled: restore.titled,
           onTitle: (title) => sessionInfo(id, title)
         })
+        recorders.set(id, recorder)
         const session = persistent(yield* deps.openLive(id, parsed.header.cwd, params.additionalDirectories, recorder.harness), log, recorder, false)
         sessions.set(id, session)
         closedIds.delete(id)

@@ -41,6 +41,10 @@ export interface Recorder {
   readonly harness: Harness["Type"]
   /** Whether any prompt was recorded (an unprompted new session leaves no log behind). */
   readonly prompted: () => boolean
+  /** Cards still open (running commands, background tasks). */
+  readonly openCalls: () => ReadonlyArray<string>
+  /** Writes what is held back (agent text, output), so the log is complete up to now. */
+  readonly flush: Effect.Effect<void>
 }
 
 interface CallOutput {
@@ -48,6 +52,8 @@ interface CallOutput {
   pending: string
   /** A write of `pending` is scheduled. */
   timer: boolean
+  /** A background task's card, which outlives the turn. */
+  readonly bg: boolean
 }
 
 export const make = (inner: Harness["Type"], options: RecorderOptions): Recorder => {
@@ -101,7 +107,7 @@ export const make = (inner: Harness["Type"], options: RecorderOptions): Recorder
           )))
         }
         case "ToolCallStarted":
-          outputs.set(e.callId, { live: new LiveOutput(budget), pending: "", timer: false })
+          outputs.set(e.callId, { live: new LiveOutput(budget), pending: "", timer: false, bg })
           return Effect.zipRight(flushText, event(e, bg))
         case "ToolCallCompleted": {
           const state = outputs.get(e.callId)
@@ -116,20 +122,26 @@ export const make = (inner: Harness["Type"], options: RecorderOptions): Recorder
       }
     })
 
+  const flush = Effect.suspend(() =>
+    Effect.zipRight(flushText, Effect.forEach([...outputs], ([callId, state]) => flushOutput(callId, state, state.bg, false), { discard: true }))
+  )
+
   /** After a turn: what is pending, then the harness's state when it changed. */
   const afterTurn = (session: HarnessSession, ended: boolean) =>
     Effect.gen(function*() {
-      yield* flushText
-      for (const [callId, state] of outputs) yield* flushOutput(callId, state, false, false)
+      yield* flush
+      // The turn's own cards are closed by now (the session closes what its harness left open).
+      for (const [callId, state] of outputs) if (!state.bg) outputs.delete(callId)
       if (!ended) yield* log.append({ t: "turnEnd", stopReason: "cancelled" })
       if (session.snapshot === undefined) return
       const state = yield* session.snapshot
-      const reset = state.memory.length < memoryWritten
-      const memory = reset ? state.memory : state.memory.slice(memoryWritten)
-      if (state.cwd === lastCwd && memory.length === 0 && !reset) return
+      // Memory only grows; a shorter one (a model session continued by the shell harness, which
+      // keeps none) adds nothing and must not erase what the log holds.
+      const memory = state.memory.slice(memoryWritten)
+      if (state.cwd === lastCwd && memory.length === 0) return
       lastCwd = state.cwd
-      memoryWritten = state.memory.length
-      yield* log.append({ t: "state", cwd: state.cwd, memory, ...(reset ? { reset } : {}) })
+      memoryWritten = Math.max(memoryWritten, state.memory.length)
+      yield* log.append({ t: "state", cwd: state.cwd, memory })
     }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("could not record the end of a turn", cause)))
 
   const wrap = (session: HarnessSession): HarnessSession => ({
@@ -165,6 +177,8 @@ export const make = (inner: Harness["Type"], options: RecorderOptions): Recorder
           wrap
         )
     },
-    prompted: () => prompted
+    prompted: () => prompted,
+    openCalls: () => [...outputs.keys()],
+    flush
   }
 }

@@ -48,6 +48,8 @@ export const replay = (options: {
   readonly mapper: SessionMapper
   /** Emits one `user_message_chunk` with this text. */
   readonly userMessage: (text: string) => Effect.Effect<void>
+  /** Cards still running in this process (a session loaded again while live): left open, their updates follow. */
+  readonly running?: ReadonlyArray<string>
 }): Effect.Effect<void> =>
   Effect.gen(function*() {
     const { mapper } = options
@@ -78,7 +80,7 @@ export const replay = (options: {
         }
         case "turnEnd": {
           // As the live session did: a turn's own cards left open were closed when it ended.
-          const left = turnCalls.filter((id) => open.has(id))
+          const left = turnCalls.filter((id) => open.has(id) && !options.running?.includes(id))
           for (const id of left) open.delete(id)
           if (left.length > 0) yield* mapper.closeOpen({ signal: "SIGTERM", callIds: left })
           yield* mapper.flush
@@ -96,6 +98,7 @@ export const replay = (options: {
       }
     }
     for (const [callId, { bg, call, output }] of open) {
+      if (options.running?.includes(callId)) continue
       if (call._tag !== "Terminal") {
         yield* mapper.closeOpen({ signal: "SIGKILL", callIds: [callId] })
         continue

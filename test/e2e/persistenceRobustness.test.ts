@@ -9,7 +9,8 @@ import { afterAll, describe, expect, it } from "@effect/vitest"
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type AgentProcess, type Client, connectClient, protocolViolations, spawnAgent } from "../support/agentProcess.js"
+import { type AgentProcess, type Client, connectClient, type Json, protocolViolations, spawnAgent, uniqueSleep } from "../support/agentProcess.js"
+import { replayLikeZed } from "../support/zedReplay.js"
 
 const dirs: Array<string> = []
 const agents: Array<AgentProcess> = []
@@ -145,11 +146,34 @@ describe("persisted sessions: bad files and bad requests", () => {
     const next = await start(state)
     await load(next.client, sessionId, project)
     const updates = next.client.updates.filter((n) => n.sessionId === sessionId)
-    const texts = updates.map((n) => n.update).flatMap((u) => ("content" in u && u.content !== undefined && !Array.isArray(u.content) && u.content.type === "text" ? [u.content.text] : []))
+    const texts = updates.map((n) => n.update as Json).flatMap((u) => (u.content?.type === "text" ? [u.content.text as string] : []))
     expect(texts.some((t) => t.includes("dropped from this session's log"))).toBe(true)
     expect(texts).toContain(`echo turn-6; head -c 6000 /dev/zero | tr '\\0' x`)
     expect(texts).not.toContain(`echo turn-1; head -c 6000 /dev/zero | tr '\\0' x`)
     expect(protocolViolations(next.agent, next.client)).toEqual([])
+  })
+
+  it("loading a session live in this process replays it and leaves its running task open for its live updates", async () => {
+    const state = tempDir("dsh-state-")
+    const project = tempDir("dsh-project-")
+    const { agent, client } = await start(state)
+    const sessionId = await client.newSession(project)
+    await client.prompt(sessionId, `/bg echo live-task; ${uniqueSleep(7)}`)
+    await client.waitForUpdate((n) => JSON.stringify(n.update).includes("live-task\\n"))
+    const from = client.updates.length
+    await load(client, sessionId, project)
+    const ofSession = () => client.updates.slice(from).filter((n) => n.sessionId === sessionId && n.update.sessionUpdate !== "available_commands_update")
+    const replayed = replayLikeZed(ofSession())
+    expect(replayed.problems).toEqual([])
+    const [task] = [...replayed.cards.values()]
+    expect(task!.status).toBe("in_progress")
+    expect(task!.terminal).toMatchObject({ output: "live-task\n", exit: undefined })
+    await client.prompt(sessionId, "/kill bg-1")
+    await client.waitForUpdate((n) => n.update.sessionUpdate === "tool_call_update" && n.update.toolCallId === task!.toolCallId && n.update.status === "failed")
+    const after = replayLikeZed(ofSession())
+    expect(after.problems).toEqual([])
+    expect(after.cards.get(task!.toolCallId)!.terminal!.exit).toEqual({ exit_code: null, signal: "SIGTERM" })
+    expect(protocolViolations(agent, client)).toEqual([])
   })
 
   it("--no-persist keeps everything in memory and advertises no loading", async () => {

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from "@effect/vitest"
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type AgentProcess, type Client, connectClient, type Json, protocolViolations, spawnAgent, uniqueSleep } from "../support/agentProcess.js"
+import { type AgentProcess, type Client, connectClient, eventually, type Json, protocolViolations, spawnAgent, uniqueSleep } from "../support/agentProcess.js"
 import { replayLikeZed } from "../support/zedReplay.js"
 
 const dirs: Array<string> = []
@@ -39,8 +39,15 @@ const errorOf = async (request: Promise<unknown>): Promise<{ code: number; messa
   }
   throw new Error("the request succeeded")
 }
-const load = (client: Client, sessionId: string, cwd: string) =>
-  client.agent.request(acp.methods.agent.session.load, { sessionId, cwd, mcpServers: [] })
+const commandUpdates = (client: Client, sessionId: string) =>
+  client.updates.filter((n) => n.sessionId === sessionId && n.update.sessionUpdate === "available_commands_update").length
+/** `session/load`, then the session's commands, which follow the response (so counts of updates are complete). */
+const load = async (client: Client, sessionId: string, cwd: string) => {
+  const before = commandUpdates(client, sessionId)
+  const response = await client.agent.request(acp.methods.agent.session.load, { sessionId, cwd, mcpServers: [] })
+  await eventually("the commands update after the load", () => (commandUpdates(client, sessionId) > before ? true : undefined))
+  return response
+}
 
 /** A session with one prompt, its agent stopped (cleanly): its id. */
 const recorded = async (state: string, project: string, script = "echo one") => {

@@ -158,7 +158,8 @@ export const make = (deps: Deps) => {
         const log = yield* fromFs(`cannot open the log of session ${id}`, () => Store.reopen(store, id))
         const recorder = SessionRecorder.make(deps.harness, {
           log,
-          restore: { ...restore, cwd },
+          restore: { cwd, memory: restore.memory, callIds: restore.callIds },
+          ...(restore.mode === undefined ? {} : { restoreMode: restore.mode }),
           titled: restore.titled,
           onTitle: (title) => sessionInfo(id, title)
         })

@@ -12,6 +12,7 @@ export const compact = (parsed: SessionLog.Parsed, targetBytes: number): Readonl
   let dropped = 0
   let cwd: string | undefined
   let memory: Array<unknown> = []
+  let mode: string | undefined
   const turns: Array<Array<SessionLog.Record>> = [[]]
   for (const record of parsed.records) {
     switch (record.t) {
@@ -25,6 +26,9 @@ export const compact = (parsed: SessionLog.Parsed, targetBytes: number): Readonl
         cwd = record.cwd
         memory = record.reset === true ? [...record.memory] : [...memory, ...record.memory]
         break
+      case "mode":
+        mode = record.mode
+        break
       case "prompt":
         turns.push([record])
         break
@@ -37,7 +41,8 @@ export const compact = (parsed: SessionLog.Parsed, targetBytes: number): Readonl
     const line = SessionLog.recordLine(record)
     return line._tag === "Right" ? line.right : ""
   }
-  const state = cwd === undefined ? "" : lineOf({ t: "state", cwd, memory, reset: true })
+  const state = (cwd === undefined ? "" : lineOf({ t: "state", cwd, memory, reset: true })) +
+    (mode === undefined ? "" : lineOf({ t: "mode", mode }))
   const titleLine = title === undefined ? "" : lineOf({ t: "title", title })
   // What is always kept, and room for the marker's line.
   let budget = targetBytes - [header, state, titleLine].reduce((n, l) => n + Buffer.byteLength(l), 0) - 64

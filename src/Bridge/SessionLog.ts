@@ -62,13 +62,15 @@ export const Record = Schema.Union(
   /** The harness's state after a turn: its cwd; `memory` entries are appended to the earlier ones. */
   Schema.Struct({ t: Schema.Literal("state"), cwd: Schema.String, memory: Schema.Array(Schema.Unknown), reset: Schema.optionalWith(Schema.Boolean, { exact: true }) }),
   Schema.Struct({ t: Schema.Literal("title"), title: Schema.String }),
+  /** The user switched the session's mode (`session/set_mode` or its config option). */
+  Schema.Struct({ t: Schema.Literal("mode"), mode: Schema.String }),
   /** The oldest turns were dropped to keep the log within its bound. */
   Schema.Struct({ t: Schema.Literal("dropped"), turns: Schema.Int })
 )
 export type Record = typeof Record.Type
 export type RecordEncoded = typeof Record.Encoded
 
-const KNOWN = new Set(["prompt", "event", "turnEnd", "state", "title", "dropped"])
+const KNOWN = new Set(["prompt", "event", "turnEnd", "state", "title", "mode", "dropped"])
 
 const encodeRecord = Schema.encodeEither(Record)
 const encodeHeader = Schema.encodeSync(Header)

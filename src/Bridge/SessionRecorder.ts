@@ -29,6 +29,8 @@ export interface RecorderOptions {
   readonly log: LogWriter
   /** Set for a session reopened from its log. */
   readonly restore?: HarnessRestore
+  /** The mode the session was last switched to, set again when it is reopened. */
+  readonly restoreMode?: string
   /** Whether the session already has its title (a restored one that was prompted). */
   readonly titled: boolean
   /** Tells the client the session's title (`session_info_update`). */
@@ -166,15 +168,30 @@ export const make = (inner: Harness["Type"], options: RecorderOptions): Recorder
           Stream.ensuring(Effect.suspend(() => afterTurn(session, ended)))
         )
       })),
-    background: session.background.pipe(Stream.tap((e) => record(e, true)))
+    background: session.background.pipe(Stream.tap((e) => record(e, true))),
+    // A mode switch is part of the session: recorded, and set again when it is reopened.
+    ...(session.modes === undefined ? {} : {
+      modes: {
+        ...session.modes,
+        set: (modeId: string) => Effect.tap(session.modes!.set(modeId), () => log.append({ t: "mode", mode: modeId }))
+      }
+    })
   })
+
+  const restoreMode = (session: HarnessSession) => {
+    const mode = options.restoreMode
+    if (mode === undefined || session.modes === undefined) return Effect.void
+    return session.modes.set(mode).pipe(
+      Effect.catchAll((error) => Effect.logWarning(`the session's mode ${mode} could not be set again: ${error.message}`))
+    )
+  }
 
   return {
     harness: {
       openSession: (context) =>
-        Effect.map(
-          inner.openSession(options.restore === undefined ? context : { ...context, restore: options.restore }),
-          wrap
+        inner.openSession(options.restore === undefined ? context : { ...context, restore: options.restore }).pipe(
+          Effect.tap(restoreMode),
+          Effect.map(wrap)
         )
     },
     prompted: () => prompted,

@@ -16,10 +16,11 @@ import type { SessionMapper } from "./Mapping.js"
 import type * as SessionLog from "./SessionLog.js"
 
 /** What the harness needs to continue, and whether the session has its title. */
-export const restoreOf = (parsed: SessionLog.Parsed): HarnessRestore & { readonly titled: boolean } => {
+export const restoreOf = (parsed: SessionLog.Parsed): HarnessRestore & { readonly titled: boolean; readonly mode: string | undefined } => {
   let cwd = parsed.header.cwd
   let memory: Array<unknown> = []
   let titled = parsed.header.title !== undefined
+  let mode: string | undefined
   const callIds: Array<string> = []
   for (const record of parsed.records) {
     if (record.t === "state") {
@@ -27,11 +28,13 @@ export const restoreOf = (parsed: SessionLog.Parsed): HarnessRestore & { readonl
       memory = record.reset === true ? [...record.memory] : [...memory, ...record.memory]
     } else if (record.t === "title") {
       titled = true
+    } else if (record.t === "mode") {
+      mode = record.mode
     } else if (record.t === "event" && record.e._tag === "ToolCallStarted") {
       callIds.push(record.e.callId)
     }
   }
-  return { cwd, memory, callIds, titled }
+  return { cwd, memory, callIds, titled, mode }
 }
 
 const stoppedNote = (bg: boolean) =>
@@ -94,6 +97,7 @@ export const replay = (options: {
           break
         case "title":
         case "state":
+        case "mode":
           break
       }
     }

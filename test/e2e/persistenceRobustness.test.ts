@@ -11,6 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type AgentProcess, type Client, connectClient, eventually, type Json, protocolViolations, spawnAgent, uniqueSleep } from "../support/agentProcess.js"
 import { replayLikeZed } from "../support/zedReplay.js"
+import { sandboxProblem } from "../bash/helpers.js"
 
 const dirs: Array<string> = []
 const agents: Array<AgentProcess> = []
@@ -180,6 +181,27 @@ describe("persisted sessions: bad files and bad requests", () => {
     const after = replayLikeZed(ofSession())
     expect(after.problems).toEqual([])
     expect(after.cards.get(task!.toolCallId)!.terminal!.exit).toEqual({ exit_code: null, signal: "SIGTERM" })
+    expect(protocolViolations(agent, client)).toEqual([])
+  })
+
+  it.skipIf(sandboxProblem !== undefined)("the session's mode is persisted: a loaded session answers it and runs under it", async () => {
+    const state = tempDir("dsh-state-")
+    const project = tempDir("dsh-project-")
+    const first = await start(state)
+    const sessionId = await first.client.newSession(project)
+    await first.client.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: "read-only" })
+    await first.client.prompt(sessionId, "echo in read-only")
+    await first.agent.stop()
+
+    const { agent, client } = await start(state)
+    const before = commandUpdates(client, sessionId)
+    const response: Json = await client.agent.request(acp.methods.agent.session.load, { sessionId, cwd: project, mcpServers: [] })
+    await eventually("the commands update after the load", () => (commandUpdates(client, sessionId) > before ? true : undefined))
+    expect(response.modes.currentModeId).toBe("read-only")
+    expect(response.configOptions[0].currentValue).toBe("read-only")
+    const write = await client.prompt(sessionId, "touch written-here")
+    expect(JSON.stringify(write.updates)).toContain('"status":"failed"')
+    expect(existsSync(join(project, "written-here"))).toBe(false)
     expect(protocolViolations(agent, client)).toEqual([])
   })
 

@@ -205,6 +205,21 @@ describe("persisted sessions: bad files and bad requests", () => {
     expect(protocolViolations(agent, client)).toEqual([])
   })
 
+  it("an ACP v2 connection keeps its sessions in memory: nothing is written, the v1 session methods are not served", async () => {
+    const state = tempDir("dsh-state-")
+    const project = tempDir("dsh-project-")
+    const agent = spawnAgent([], { XDG_STATE_HOME: state })
+    agents.push(agent)
+    agent.writeLine(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 2, capabilities: {}, info: { name: "v2", version: "0" } } }))
+    expect((await agent.response(1)).result.protocolVersion).toBe(2)
+    agent.writeLine(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: project, mcpServers: [] } }))
+    expect(typeof (await agent.response(2)).result.sessionId).toBe("string")
+    agent.writeLine(JSON.stringify({ jsonrpc: "2.0", id: 3, method: "session/list", params: {} }))
+    expect((await agent.response(3)).error.code).toBe(-32601)
+    expect(existsSync(join(state, "dsh-acp"))).toBe(false)
+    await agent.stop()
+  })
+
   it("--no-persist keeps everything in memory and advertises no loading", async () => {
     const state = tempDir("dsh-state-")
     const project = tempDir("dsh-project-")

@@ -79,14 +79,22 @@ export const make = (deps: Deps) => {
     })))
   })
 
-  /** `session/new`: the session, recorded from its first prompt on. */
+  /**
+   * `session/new`: the session, recorded from its first prompt on. Where no log can be written (a
+   * read-only home, a full disk) the session still opens, in memory only, and the log line says why.
+   */
   const create = (id: string, cwd: string, additionalDirectories: ReadonlyArray<string>) =>
     Effect.gen(function*() {
-      const log = yield* fromFs(`cannot create the session log in ${store.dir}`, () => {
+      const created = yield* fromFs(`cannot create the session log in ${store.dir}`, () => {
         const writer = Store.create(store, { magic: SessionLog.MAGIC, v: SessionLog.VERSION, t: "header", id, cwd, harness: store.harness, createdAt: new Date().toISOString() })
         SessionLock.acquire(Store.lockPath(store, id))
         return writer
-      })
+      }).pipe(Effect.either)
+      if (Either.isLeft(created)) {
+        yield* Effect.logWarning(`session ${id} is not persisted: ${created.left.message}`)
+        return yield* deps.openLive(id, cwd, additionalDirectories, deps.harness)
+      }
+      const log = created.right
       const recorder = SessionRecorder.make(deps.harness, { log, titled: false, onTitle: (title) => sessionInfo(id, title) })
       recorders.set(id, recorder)
       return persistent(yield* deps.openLive(id, cwd, additionalDirectories, recorder.harness), log, recorder, true)
@@ -120,11 +128,22 @@ export const make = (deps: Deps) => {
       }).pipe(Effect.ensuring(Scope.close(scope, Exit.void)))
     })
 
+  /** Ids being reopened right now: a second load of one of them waits for nothing and is refused. */
+  const reopening = new Set<string>()
+
   /** `session/load` and `session/resume`: the same session again, under its id. */
   const reopen = (params: SessionWire.LoadSessionParams, withReplay: boolean) =>
     Effect.gen(function*() {
       const id = params.sessionId
       yield* checkId(id)
+      if (reopening.has(id)) return yield* Effect.fail(RpcError.internal(`Session ${id} is being loaded by an earlier request; try again when it has answered`))
+      reopening.add(id)
+      return yield* reopenOnce(params, withReplay).pipe(Effect.ensuring(Effect.sync(() => reopening.delete(id))))
+    })
+
+  const reopenOnce = (params: SessionWire.LoadSessionParams, withReplay: boolean) =>
+    Effect.gen(function*() {
+      const id = params.sessionId
       const live = sessions.get(id)
       if (live !== undefined) {
         // Open in this process already: its log is complete up to now.

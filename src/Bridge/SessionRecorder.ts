@@ -52,6 +52,8 @@ export interface Recorder {
 interface CallOutput {
   readonly live: LiveOutput
   pending: string
+  /** `pending`'s size in bytes, counted as it grows (not re-measured per chunk). */
+  pendingBytes: number
   /** A write of `pending` is scheduled. */
   timer: boolean
   /** A background task's card, which outlives the turn. */
@@ -81,6 +83,7 @@ export const make = (inner: Harness["Type"], options: RecorderOptions): Recorder
       if (finish) state.pending += state.live.finish()
       const data = state.pending
       state.pending = ""
+      state.pendingBytes = 0
       return data === "" ? Effect.void : event({ _tag: "ToolOutput", callId, data }, bg)
     })
 
@@ -96,8 +99,10 @@ export const make = (inner: Harness["Type"], options: RecorderOptions): Recorder
         case "ToolOutput": {
           const state = outputs.get(e.callId)
           if (state === undefined) return event(e, bg)
-          state.pending += state.live.push(e.data)
-          if (byteLength(state.pending) > FLUSH_BYTES) return flushOutput(e.callId, state, bg, false)
+          const shown = state.live.push(e.data)
+          state.pending += shown
+          state.pendingBytes += byteLength(shown)
+          if (state.pendingBytes > FLUSH_BYTES) return flushOutput(e.callId, state, bg, false)
           if (state.timer || state.pending === "") return Effect.void
           state.timer = true
           // After the card ended this finds nothing pending: its end wrote it.
@@ -109,7 +114,7 @@ export const make = (inner: Harness["Type"], options: RecorderOptions): Recorder
           )))
         }
         case "ToolCallStarted":
-          outputs.set(e.callId, { live: new LiveOutput(budget), pending: "", timer: false, bg })
+          outputs.set(e.callId, { live: new LiveOutput(budget), pending: "", pendingBytes: 0, timer: false, bg })
           return Effect.zipRight(flushText, event(e, bg))
         case "ToolCallCompleted": {
           const state = outputs.get(e.callId)

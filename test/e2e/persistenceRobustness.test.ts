@@ -220,6 +220,17 @@ describe("persisted sessions: bad files and bad requests", () => {
     await agent.stop()
   })
 
+  it("where no log can be written, a new session still opens, in memory only, and the log says why", async () => {
+    const blocker = join(tempDir("dsh-state-"), "a-file")
+    writeFileSync(blocker, "not a directory")
+    const { agent, client } = await start(blocker)
+    const sessionId = await client.newSession(tempDir("dsh-project-"))
+    expect((await client.prompt(sessionId, "echo still works")).response.stopReason).toBe("end_turn")
+    expect(agent.stderrLines.some((l) => l.includes(`session ${sessionId} is not persisted`))).toBe(true)
+    expect((await client.agent.request(acp.methods.agent.session.list, {})).sessions).toEqual([])
+    expect(protocolViolations(agent, client)).toEqual([])
+  })
+
   it("--no-persist keeps everything in memory and advertises no loading", async () => {
     const state = tempDir("dsh-state-")
     const project = tempDir("dsh-project-")

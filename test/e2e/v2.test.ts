@@ -45,7 +45,7 @@ describe.concurrent("ACP v2 over stdio", () => {
     const v1 = spawnAgent()
     try {
       v1.writeLine(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }))
-      expect((await v1.response(1)).result).toMatchObject({ protocolVersion: 1, agentCapabilities: { loadSession: false } })
+      expect((await v1.response(1)).result).toMatchObject({ protocolVersion: 1, agentCapabilities: { loadSession: true } })
       v1.writeLine(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "terminal/cancel", params: { sessionId: "s", terminalId: "t" } }))
       expect(v1.stdoutLines).not.toContain("")
       expect(await v1.response(2)).toEqual({ jsonrpc: "2.0", id: 2, error: { code: -32601, message: "Method not found: terminal/cancel" } })

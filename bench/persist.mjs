@@ -209,10 +209,11 @@ const markdown = (r) => {
     "",
     `\`session/load\` of a ${r.loadSession.calls}-call session (${(r.loadSession.logBytes / 1024).toFixed(0)} KiB log, ${r.loadSession.updates} updates replayed), request → response in a fresh agent: median ${fmt(r.loadSession.median)} ms, p95 ${fmt(r.loadSession.p95)} ms (${r.loadSession.rounds} rounds).`,
     "",
-    "The overhead is the difference of two medians of noisy process timings; under load it can come out",
-    "negative or a millisecond either way. Output is folded per card before it is written (at most one",
+    "The end-to-end overhead is the difference of two medians of process timings whose spread (the p95s)",
+    "is far larger under load: it comes out anywhere from negative to several ms from run to run. The",
+    "in-process write path is the cost itself. Output is folded per card before it is written (at most one",
     "record per second per card, or per 64 KiB), so a long output costs about its own size once more, not a",
-    "record per chunk.",
+    "record per chunk; a card's result text (what a text-only client shows) is stored next to it.",
     END,
     ""
   ]

@@ -16,9 +16,9 @@ import * as Modes from "./Modes.js"
 import * as Permission from "./Permission.js"
 import * as Persistence from "./Persistence.js"
 import * as Session from "./Session.js"
+import { SessionStore } from "./SessionStore.js"
 import * as V2 from "./V2/Agent.js"
 import * as V2Wire from "./V2/Wire.js"
-import { SessionStore } from "./SessionStore.js"
 import * as Wire from "./Wire.js"
 
 export interface AgentInfo {
@@ -105,6 +105,7 @@ export const serve = <E, R>(
             promptCapabilities: { image: false, audio: false, embeddedContext: false },
             mcpCapabilities: { http: false, sse: false },
             sessionCapabilities: { close: {} },
+            // With persistence: `loadSession: true` and list / resume / close / delete.
             ...(Option.isSome(persistence) ? Persistence.capabilities : {})
           },
           authMethods: [],

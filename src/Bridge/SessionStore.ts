@@ -117,8 +117,11 @@ const writer = (config: StoreConfig, id: string, initialBytes: number): LogWrite
       const line = SessionLog.recordLine(record)
       if (Either.isLeft(line)) return Effect.logWarning(`session ${id}: a ${record.t} record does not encode; not persisted: ${line.left.slice(0, 300)}`)
       try {
-        fs.writeSync(fd, line.right)
-        bytes += Buffer.byteLength(line.right)
+        // One write for the line; a regular file takes it whole, but a short write is finished
+        // rather than left for the next line to land in the middle of this one.
+        const buffer = Buffer.from(line.right, "utf8")
+        for (let at = 0; at < buffer.length;) at += fs.writeSync(fd, buffer, at)
+        bytes += buffer.length
         failed = false
       } catch (error) {
         if (failed) return Effect.void

@@ -48,6 +48,7 @@ import type { ExitStatus } from "../Terminal/ExitStatus.js"
 import { ModelText, OutputBudget } from "./OutputBudget.js"
 import * as OutputPump from "./OutputPump.js"
 import * as Sandbox from "./Sandbox.js"
+import * as ShellScript from "./ShellScript.js"
 import * as StatusLines from "./StatusLines.js"
 
 export { containmentFromEnv, resolveContainment } from "./Containment.js"
@@ -87,9 +88,6 @@ const tuneHeapOnce = (): void => {
   v8.setFlagsFromString("--semi-space-growth-factor=1")
 }
 
-/** POSIX single quotes: safe for any string. */
-const shellQuote = (s: string): string => `'${s.replaceAll("'", `'\\''`)}'`
-
 const timeouts = (requested: number | undefined, fallback: number | undefined) => {
   const want = requested ?? fallback
   if (want === undefined) return { timeoutMs: undefined, clampedMs: undefined }
@@ -101,6 +99,16 @@ const isDirectory = (dir: string): "ok" | "missing" | "notDirectory" => {
     return fs.statSync(dir).isDirectory() ? "ok" : "notDirectory"
   } catch {
     return "missing"
+  }
+}
+
+/** The call ended in another directory than `dir`, where it started (`pwd -P` resolves symlinks). */
+const movedTo = (dir: string, finalCwd: string | undefined): boolean => {
+  if (finalCwd === undefined || finalCwd === dir) return false
+  try {
+    return fs.realpathSync(dir) !== finalCwd
+  } catch {
+    return true
   }
 }
 
@@ -139,6 +147,8 @@ interface ExecSpec {
   readonly toolDir: string
   /** The call's environment, bar `PWD`. */
   readonly env: Readonly<Record<string, string>>
+  /** The session's bash file, when written (it is then in `env` as `BASH_ENV`; see ShellScript). */
+  readonly envFile: string | undefined
 }
 
 /** How every call runs its script (the script is the last argument). */
@@ -176,12 +186,10 @@ const execute = (
     for (const file of [cwdFile, exitFile]) {
       if (file !== undefined) yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(file, { force: true })))
     }
-    const onExit = [
-      ...(exitFile === undefined ? [] : [`echo $? > ${shellQuote(exitFile)} 2>/dev/null`]),
-      ...(cwdFile === undefined ? [] : [`pwd -P > ${shellQuote(cwdFile)} 2>/dev/null`])
-    ]
-    // On one line with the command so bash's error messages keep the user's line numbers.
-    const script = onExit.length === 0 ? spec.command : `trap ${shellQuote(onExit.join("; "))} EXIT; ${spec.command}`
+    const records = { cwdFile, exitFile }
+    const script = spec.envFile === undefined
+      ? ShellScript.inlineScript(spec.command, records)
+      : ShellScript.script(spec.command, records)
     const budget = new OutputBudget({
       maxChars: config.maxOutputChars,
       fullOutputMaxBytes: config.fullOutputMaxBytes,
@@ -355,6 +363,9 @@ const makeSession = (
     if (toolDir !== config.tempDir) {
       yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(toolDir, { recursive: true, force: true })))
     }
+    // Keeps the cwd record through a user's `trap … EXIT` and a final `exec` (see ShellScript).
+    // Only in the session's own directory: the shared fallback is not ours to leave files in.
+    const envFile = toolDir === config.tempDir ? undefined : ShellScript.writeEnvFile(toolDir)
     const tasks = new Map<string, TaskState>()
     let taskCounter = 0
     /** Tasks between the limit check and their registration. */
@@ -379,10 +390,11 @@ const makeSession = (
       const profile = yield* Ref.get(profileRef)
       return base._tag === "PidNamespace" && profile !== "full" ? { ...base, view: Sandbox.view(profile, scope) } : base
     })
-    const envFor = (containment: ChildProcess.Containment): Record<string, string> =>
-      containment._tag === "PidNamespace" && containment.view !== undefined
-        ? { ...callEnv(config), ...Sandbox.sandboxedEnv }
-        : callEnv(config)
+    const envFor = (containment: ChildProcess.Containment): Record<string, string> => ({
+      ...callEnv(config),
+      ...(containment._tag === "PidNamespace" && containment.view !== undefined ? Sandbox.sandboxedEnv : {}),
+      ...(envFile === undefined ? {} : { BASH_ENV: envFile })
+    })
 
     // The next foreground call's namespace, started while the session is idle (bwrap's start-up is
     // most of what a pid namespace costs a call). At most one, for the current profile (a spare of
@@ -466,6 +478,7 @@ const makeSession = (
           stop: options?.cancel ?? Effect.never,
           toolDir,
           env: envFor(containment),
+          envFile,
           onOutput: (data, bytes) => pump.push({ _tag: "Output", data, bytes }),
           // A long script is read slowly by the waiting init (see PREWARMED_MAX_SCRIPT): the spare waits for the next call.
           prewarmed: () => Buffer.byteLength(args.command) <= ChildProcess.PREWARMED_MAX_SCRIPT ? takeSpare() : undefined
@@ -475,7 +488,10 @@ const makeSession = (
         // what is left of the call. (Through the queue, not a race per element: a flood's chunks
         // pay nothing for it.)
         yield* wait.pipe(
-          Effect.tap((r) => r.finalCwd !== undefined ? Ref.set(cwdRef, r.finalCwd) : Effect.void),
+          // Concurrent calls each start from the cwd as it was at their start; only a call whose
+          // shell ended elsewhere moves the session (the last such call to finish wins), so a call
+          // that did not `cd` never undoes a concurrent one's move.
+          Effect.tap((r) => movedTo(dir, r.finalCwd) ? Ref.set(cwdRef, r.finalCwd!) : Effect.void),
           Effect.flatMap((r) =>
             Effect.promise(() => pump.push({ _tag: "Finished", result: r.result }) ?? Promise.resolve())
           ),
@@ -566,6 +582,7 @@ const makeSession = (
             stop: Deferred.await(state.stop),
             toolDir,
             env: envFor(containment),
+            envFile,
             onOutput: (data, bytes) => {
               state.window.push(data)
               offerEvent(data, bytes)

@@ -44,7 +44,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 // A minimal ACP client over NDJSON stdio. It parses every line (the client must see each update
 // to time it) but keeps nothing it does not need, so it is never the bottleneck.
 
-class Client {
+export class Client {
   constructor(agentPath, { onUpdate, env, nodeArgs = [] } = {}) {
     this.child = spawn(process.execPath, [...nodeArgs, agentPath], { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, ...env } })
     // A dead agent surfaces as rejected requests (see 'exit'), not as an unhandled EPIPE.

@@ -302,6 +302,49 @@ const execute = (
     })
   })
 
+/** Consecutive output merged into one event up to this size. */
+const MERGE_MAX_CHARS = 1024 * 1024
+
+/**
+ * Consecutive `Output` events taken from the queue in one pull, merged (up to {@link MERGE_MAX_CHARS}).
+ * Each event costs its consumers a fixed amount (effects through the tool, the mapper and the
+ * display budget): when the consumer falls behind a flood, the queue holds many pipe-sized chunks
+ * and they are handled as one. Live output (one chunk at a time) is passed on as it is.
+ */
+const mergeOutputs = (chunk: Chunk.Chunk<RunEvent>): Chunk.Chunk<RunEvent> => {
+  if (chunk.length < 2) return chunk
+  const out: Array<RunEvent> = []
+  let texts: Array<string> = []
+  let bytes: Array<Uint8Array> = []
+  let chars = 0
+  let allBytes = true
+  const flush = () => {
+    if (texts.length === 0) return
+    const data = texts.length === 1 ? texts[0]! : texts.join("")
+    out.push(
+      allBytes ? { _tag: "Output", data, bytes: bytes.length === 1 ? bytes[0]! : Buffer.concat(bytes) } : { _tag: "Output", data }
+    )
+    texts = []
+    bytes = []
+    chars = 0
+    allBytes = true
+  }
+  for (const e of chunk) {
+    if (e._tag !== "Output") {
+      flush()
+      out.push(e)
+      continue
+    }
+    if (chars + e.data.length > MERGE_MAX_CHARS) flush()
+    texts.push(e.data)
+    chars += e.data.length
+    if (e.bytes === undefined) allBytes = false
+    else bytes.push(e.bytes)
+  }
+  flush()
+  return out.length === chunk.length ? chunk : Chunk.unsafeFromArray(out)
+}
+
 /** The executor's own failure while running a call, as the caller sees it. */
 const internalError = (cause: Cause.Cause<unknown>): BashError => {
   const error = Cause.squash(cause)
@@ -505,7 +548,7 @@ const makeSession = (
           Stream.takeUntil((e) => e._tag !== "Output"),
           Stream.mapChunksEffect((chunk) => {
             const failure = Chunk.findFirst(chunk, (e): e is WaitFailed => e._tag === "WaitFailed")
-            return Option.isSome(failure) ? Effect.fail(failure.value.error) : Effect.succeed(chunk as Chunk.Chunk<RunEvent>)
+            return Option.isSome(failure) ? Effect.fail(failure.value.error) : Effect.succeed(mergeOutputs(chunk as Chunk.Chunk<RunEvent>))
           })
         )
       }))

@@ -320,10 +320,8 @@ const mergeOutputs = (chunk: Chunk.Chunk<RunEvent>): Chunk.Chunk<RunEvent> => {
   let allBytes = true
   const flush = () => {
     if (texts.length === 0) return
-    const data = texts.length === 1 ? texts[0]! : texts.join("")
-    out.push(
-      allBytes ? { _tag: "Output", data, bytes: bytes.length === 1 ? bytes[0]! : Buffer.concat(bytes) } : { _tag: "Output", data }
-    )
+    if (texts.length === 1) out.push(allBytes ? { _tag: "Output", data: texts[0]!, bytes: bytes[0]! } : { _tag: "Output", data: texts[0]! })
+    else out.push(allBytes ? mergedOutput(texts, bytes) : { _tag: "Output", data: texts.join("") })
     texts = []
     bytes = []
     chars = 0
@@ -343,6 +341,24 @@ const mergeOutputs = (chunk: Chunk.Chunk<RunEvent>): Chunk.Chunk<RunEvent> => {
   }
   flush()
   return out.length === chunk.length ? chunk : Chunk.unsafeFromArray(out)
+}
+
+/**
+ * A merged event whose text and bytes are joined when first read: a consumer usually reads only
+ * one of them (the v1 card the text, the v2 card the bytes), and each join copies up to a MiB.
+ */
+const mergedOutput = (texts: ReadonlyArray<string>, parts: ReadonlyArray<Uint8Array>): RunEvent => {
+  let data: string | undefined
+  let bytes: Uint8Array | undefined
+  return {
+    _tag: "Output",
+    get data() {
+      return data ??= texts.join("")
+    },
+    get bytes() {
+      return bytes ??= Buffer.concat(parts)
+    }
+  }
 }
 
 /** The executor's own failure while running a call, as the caller sees it. */

@@ -253,9 +253,11 @@ export class ModelText {
    * So a flood costs a few `indexOf` per chunk, not a line split and a piece per line.
    */
   private skipDropped(text: string): string {
-    const lastNl = text.lastIndexOf("\n")
     const room = this.headTail.tailCapacity
-    if (lastNl < room || !this.lines.atLineEnd || text.indexOf("\r") >= 0) return text
+    // `indexOf` first: `lastIndexOf` is a character-by-character loop in V8, `indexOf` is not.
+    if (text.length <= room || text.indexOf("\n") < 0 || !this.lines.atLineEnd || text.indexOf("\r") >= 0) return text
+    const lastNl = text.lastIndexOf("\n")
+    if (lastNl < room) return text
     const cut = text.lastIndexOf("\n", lastNl - room)
     if (cut < 0) return text
     this.headTail.skip(this.lines.pendingChars + cut + 1)

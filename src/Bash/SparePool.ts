@@ -8,6 +8,11 @@
  * several tool calls in a row), the spare started after a call is still setting up its namespace
  * when the next call comes, which then waits for it; with two, each call takes one started a call
  * earlier. (Measured in docs/BENCHMARKS.md, "back to back".)
+ *
+ * When to start one: a spawn blocks the event loop for a few milliseconds (Node forks itself). After
+ * a call, with a spare still in the pool, the refill waits for {@link IDLE_MS} of idle time, so it
+ * does not land on a prompt that follows at once; a call that takes the last spare first sends its
+ * own namespace the script and then starts the refill, which so overlaps with its command.
  */
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -16,6 +21,8 @@ import { disposePrewarmed, prewarm, type Prewarmed } from "./Prewarm.js"
 
 /** Spares kept per session. */
 export const SPARES = 2
+/** Idle time after a call before the pool is topped up (when it still holds a spare). */
+export const IDLE_MS = 10
 
 export interface SparePool {
   /** The oldest spare (the most likely to be ready), if any; the caller owns it from then on. */
@@ -34,24 +41,48 @@ export const make = (
   Effect.gen(function*() {
     const spares: Array<Prewarmed> = []
     let closed = false
-    const refill = (containment: ChildProcess.Containment): void => {
-      if (closed || containment._tag !== "PidNamespace") return
-      while (spares.length < SPARES) {
+    /** The containment of the latest refill request, and its pending timer. */
+    let wanted: ChildProcess.Containment | undefined
+    let timer: ReturnType<typeof setTimeout> | undefined
+    /** Starts spares up to `upTo` for the wanted containment. */
+    const fill = (upTo: number): void => {
+      const containment = wanted
+      if (closed || containment === undefined || containment._tag !== "PidNamespace") return
+      while (spares.length < upTo) {
         const spare = prewarm(containment.bwrap, file, args, envFor(containment), containment.view)
         if (spare === undefined) return
         spares.push(spare)
       }
     }
+    const refill = (): void => {
+      if (timer !== undefined) clearTimeout(timer)
+      timer = undefined
+      fill(SPARES)
+    }
     const dispose = Effect.suspend(() => Effect.forEach(spares.splice(0), disposePrewarmed, { discard: true, concurrency: "unbounded" }))
     yield* Effect.addFinalizer(() =>
       Effect.suspend(() => {
         closed = true
+        if (timer !== undefined) clearTimeout(timer)
         return dispose
       })
     )
     return {
-      take: () => spares.shift(),
-      refillSoon: (containment) => Effect.sync(() => void setImmediate(() => refill(containment))),
+      take: () => {
+        const spare = spares.shift()
+        // Runs after the caller has sent its spare the script (the same turn of the event loop);
+        // one spare only, the rest waits for idle time (the timer, if pending).
+        if (spares.length === 0 && wanted !== undefined) setImmediate(() => fill(1))
+        return spare
+      },
+      refillSoon: (containment) =>
+        Effect.sync(() => {
+          wanted = containment
+          if (spares.length === 0) return void setImmediate(refill)
+          if (timer !== undefined) clearTimeout(timer)
+          timer = setTimeout(refill, IDLE_MS)
+          timer.unref()
+        }),
       dispose
     }
   })

@@ -56,8 +56,12 @@ export const defaultConfig: BashConfig = {
   containment: "auto"
 }
 
-/** Output chunks a foreground stream buffers before the command is slowed down. */
-const FOREGROUND_QUEUE_CHUNKS = 64
+/**
+ * Output chunks (pipe reads, up to 64 KiB each) a foreground stream buffers before the command is
+ * slowed down. 16, not 64: each chunk is held twice (text and bytes), and the agent under a flood peaked
+ * ~15 MiB lower (a 256 MiB flood: 121 vs 137 MiB VmHWM, same run) at no measurable cost in throughput.
+ */
+const FOREGROUND_QUEUE_CHUNKS = 16
 /** The foreground stream's own end when the call's waiter died: the stream fails with it. */
 interface WaitFailed {
   readonly _tag: "WaitFailed"

@@ -5,8 +5,8 @@
 import * as Chunk from "effect/Chunk"
 import type { RunEvent } from "./Bash.js"
 
-/** Consecutive output merged into one event up to this size. */
-const MERGE_MAX_CHARS = 1024 * 1024
+/** Consecutive output merged into one event up to this size (a few pipe reads: the joins stay small). */
+const MERGE_MAX_CHARS = 256 * 1024
 
 /**
  * Consecutive `Output` events taken from the queue in one pull, merged (up to {@link MERGE_MAX_CHARS}).
@@ -48,7 +48,7 @@ export const mergeOutputs = (chunk: Chunk.Chunk<RunEvent>): Chunk.Chunk<RunEvent
 
 /**
  * A merged event whose text and bytes are joined when first read: a consumer usually reads only
- * one of them (the v1 card the text, the v2 card the bytes), and each join copies up to a MiB.
+ * one of them (the v1 card the text, the v2 card the bytes), and each join copies up to 256 KiB.
  */
 const mergedOutput = (texts: ReadonlyArray<string>, parts: ReadonlyArray<Uint8Array>): RunEvent => {
   let data: string | undefined

@@ -159,13 +159,17 @@ export const execute = (
     }).pipe(Effect.mapError((e) => new BashError({ reason: "SpawnFailed", message: e.message })))
 
     const stopped = yield* Deferred.make<"timeout" | "cancel">()
+    // Interruptible explicitly: a background task is spawned from an uninterruptible region, whose
+    // forks would inherit it, and closing the call's scope would then wait for the timeout (or a
+    // stop request) that a finished call never gets.
     if (spec.timeoutMs !== undefined) {
       yield* Effect.sleep(Duration.millis(spec.timeoutMs)).pipe(
         Effect.zipRight(Deferred.succeed(stopped, "timeout")),
+        Effect.interruptible,
         Effect.forkScoped
       )
     }
-    yield* spec.stop.pipe(Effect.zipRight(Deferred.succeed(stopped, "cancel")), Effect.forkScoped)
+    yield* spec.stop.pipe(Effect.zipRight(Deferred.succeed(stopped, "cancel")), Effect.interruptible, Effect.forkScoped)
 
     return Effect.gen(function*() {
       let stoppedBy: "timeout" | "cancel" | undefined

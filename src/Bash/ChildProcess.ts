@@ -14,14 +14,21 @@
  * and `--die-with-parent` ties that init to the agent's life.
  */
 import * as cp from "node:child_process"
-import * as fs from "node:fs"
-import * as os from "node:os"
 import * as Data from "effect/Data"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { type ExitStatus, exited, signaled } from "../Terminal/ExitStatus.js"
+import { bwrapArgs, FULL_VIEW } from "./NamespaceInit.js"
+import { NamespaceWatch } from "./NamespaceWatch.js"
+import { disposePrewarmed, goPipe, killGroup, type Prewarmed, prewarmedFits } from "./Prewarm.js"
+import { countGroup, countNamespace } from "./ProcScan.js"
+
+// The parts, under the names the rest of the executor (and its tests) know them by.
+export { BWRAP_FLAGS, bwrapArgs, FULL_VIEW, NAMESPACE_FLAGS, namespaceStatus } from "./NamespaceInit.js"
+export { disposePrewarmed, killGroup, prewarm, type Prewarmed, PREWARMED_MAX_SCRIPT } from "./Prewarm.js"
+export { countGroup, countNamespace } from "./ProcScan.js"
 
 /** SIGTERM → this grace → SIGKILL. */
 export const KILL_GRACE = Duration.seconds(2)
@@ -45,205 +52,6 @@ export type Containment =
   }
 
 export const processGroup: Containment = { _tag: "ProcessGroup" }
-
-/**
- * The namespace is made by `bwrap` and its pid 1 is our own tiny init (a POSIX sh), because:
- * - bwrap's own init reports a child's signal death as the exit code 128+n and exits as soon as the
- *   command does, killing `&` jobs before their output is drained; our init reports the status on
- *   fd 4 and then waits (as `sleep`, with every pipe closed) until we kill it, so the drain and
- *   the `&` job count work as in a process group;
- * - `--new-session` makes init (pid 1 inside) the leader of a new group whose id (its host pid) we
- *   read from `--info-fd`: signals go to that group, never to the outer `bwrap` process, whose death
- *   would SIGKILL the namespace at once and take away the command's TERM grace. Init itself ignores
- *   TERM (the kernel drops signals to a namespace's init that it has no handler for); SIGKILL to
- *   the group reaches it (forced from the parent namespace) and so ends the whole namespace;
- * - the command's stderr goes around init's own stderr, so the shell's "Terminated" notice for a
- *   signalled child is not printed into the output (see {@link NAMESPACE_INIT}).
- * `--dev-bind / /` keeps the whole filesystem (mounts below included, /dev too) as it is, `--proc
- * /proc` shows the namespace's own processes (so `ps`, `kill %1`, `$$` agree inside); the user,
- * environment and cwd are those of the agent (bwrap keeps the environment, `--chdir` the cwd).
- */
-export const NAMESPACE_FLAGS: ReadonlyArray<string> = ["--unshare-pid", "--die-with-parent", "--new-session", "--as-pid-1"]
-
-/** The whole filesystem as it is, and the host network: no sandbox, only the pid namespace. */
-export const FULL_VIEW: ReadonlyArray<string> = ["--dev-bind", "/", "/", "--proc", "/proc"]
-
-export const BWRAP_FLAGS: ReadonlyArray<string> = [...NAMESPACE_FLAGS, ...FULL_VIEW]
-
-// After the command, init looks at the namespace's /proc (a glob: no fork). When it is the only
-// process left (the usual case) it reports `<status> alone` and exits, which ends the namespace at
-// once: no kill from the agent, no /proc scans on our side. Otherwise it reports `<status>` and
-// waits, as described above.
-//
-// Init is a POSIX sh (dash where /bin/sh is dash: it starts ~0.6 ms faster than bash). The command
-// runs as `(exec "$@" 2>&5 …)`: the subshell applies the redirection only in the forked child, so
-// a shell that prints "Terminated" for a signalled child (dash does, to its fd 2 while a simple
-// command's redirection is in place) prints it to init's /dev/null, never into the output.
-/** After the command (whose status is `$?`): report it, and end or wait as described above. */
-const INIT_AFTER_COMMAND = [
-  `s=$?`,
-  `set -- /proc/[0-9]*`,
-  `if [ "$#" = 1 ]; then echo "$s alone" >&4; exit 0; fi`,
-  `echo "$s" >&4`,
-  `exec sleep 2147483647 </dev/null >/dev/null 2>&1 4>&- 5>&-`
-]
-
-const NAMESPACE_INIT = [
-  `exec 5>&2 2>/dev/null`,
-  `(exec "$@" 2>&5 5>&- 4>&-)`,
-  ...INIT_AFTER_COMMAND
-].join("; ")
-
-/** The argv (after `bwrap`) that runs `file args` in a new pid namespace under our init. */
-export const bwrapArgs = (
-  cwd: string,
-  file: string,
-  args: ReadonlyArray<string>,
-  view: ReadonlyArray<string> = FULL_VIEW
-): Array<string> => [
-  ...NAMESPACE_FLAGS,
-  ...view,
-  "--chdir",
-  cwd,
-  "--info-fd",
-  "3",
-  "--",
-  "sh",
-  "-c",
-  NAMESPACE_INIT,
-  "dsh-acp-init",
-  file,
-  ...args
-]
-
-// A pre-spawned namespace: the same init, except that it first waits on fd 6 for the call — one
-// line with the cwd, then the last argument (the script), each of its lines read with `read -r`
-// and joined back with newlines (the sender adds one final newline). `PWD` is the cwd, as a fresh
-// spawn sets it. EOF before the cwd line (the
-// session closed, or the agent is gone) ends init, and with it the namespace. dash's `read` takes a
-// byte per system call: for a script of a few hundred bytes that is well under a millisecond.
-const PREWARMED_INIT = [
-  `exec 5>&2 2>/dev/null`,
-  `IFS= read -r d <&6 || exit 0`,
-  `c=; n=; while IFS= read -r l <&6; do c="$c$n$l"; n='\n'; done`,
-  `exec 6<&-`,
-  `cd -- "$d" 2>&5 || { echo "1 alone" >&4; exit 0; }`,
-  `export PWD="$d"`,
-  `(exec "$@" "$c" 2>&5 5>&- 4>&-)`,
-  ...INIT_AFTER_COMMAND
-].join("; ")
-
-/**
- * The longest script (bytes) worth sending to a pre-spawned init: it reads ~1 µs per byte (measured:
- * 4 KB +2 ms, 64 KB +58 ms against a plain spawn), and a fresh namespace costs ~4 ms more than a
- * pre-spawned one, so beyond this a fresh spawn is as fast or faster.
- */
-export const PREWARMED_MAX_SCRIPT = 2048
-
-/**
- * A namespace started ahead of its command (bwrap's ~2 ms start-up happens while the agent is idle):
- * bwrap and its init, waiting on a pipe for the cwd and the script of `file args… script`. Each
- * command still gets a fresh namespace of its own; an unused one is ended by {@link disposePrewarmed}
- * (or by the agent's death: `--die-with-parent`, and EOF on the pipe).
- */
-export interface Prewarmed {
-  readonly bwrap: string
-  readonly view: ReadonlyArray<string>
-  readonly file: string
-  /** The arguments before the script. */
-  readonly args: ReadonlyArray<string>
-  readonly env: Readonly<Record<string, string>>
-  readonly child: cp.ChildProcess
-  /** bwrap failed or was killed: it cannot be used. */
-  dead: boolean
-  /** What bwrap wrote on its info fd so far (read from the start, so it is known when the call comes). */
-  info: string
-}
-
-/** Starts bwrap and its waiting init; never fails (a failure shows as `dead`, and the call spawns afresh). */
-export const prewarm = (
-  bwrap: string,
-  file: string,
-  args: ReadonlyArray<string>,
-  env: Readonly<Record<string, string>>,
-  view: ReadonlyArray<string> = FULL_VIEW
-): Prewarmed | undefined => {
-  let child: cp.ChildProcess
-  try {
-    child = cp.spawn(
-      bwrap,
-      [...NAMESPACE_FLAGS, ...view, "--chdir", "/", "--info-fd", "3", "--", "sh", "-c", PREWARMED_INIT, "dsh-acp-init", file, ...args],
-      // 3: bwrap's info, 4: init's report, 6: the call (cwd and script) from us.
-      { cwd: "/", env, stdio: ["ignore", "pipe", "pipe", "pipe", "pipe", "ignore", "pipe"], detached: true }
-    )
-  } catch {
-    return undefined
-  }
-  const prewarmed: Prewarmed = { bwrap, view, file, args, env, child, dead: child.pid === undefined, info: "" }
-  const info = child.stdio[3] as NodeJS.ReadableStream
-  info.setEncoding("utf8")
-  info.on("data", (text: string) => void (prewarmed.info += text))
-  info.on("error", () => {})
-  child.on("error", () => void (prewarmed.dead = true))
-  child.on("exit", () => void (prewarmed.dead = true))
-  ;goPipe(child).on("error", () => {})
-  return prewarmed
-}
-
-/** Ends an unused pre-spawned namespace (EOF to init, SIGKILL to bwrap) and waits, bounded, for bwrap to be gone. */
-export const disposePrewarmed = (p: Prewarmed): Effect.Effect<void> =>
-  Effect.async<void>((resume) => {
-    const { child } = p
-    if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
-    child.once("exit", () => resume(Effect.void))
-    ;goPipe(child).end()
-    killGroup(child.pid, "SIGKILL")
-    for (const stream of child.stdio) (stream as { destroy?: () => void } | null)?.destroy?.()
-  }).pipe(Effect.timeout(Duration.seconds(1)), Effect.ignore)
-
-/** fd 6 of a pre-spawned namespace: the call goes there. */
-const goPipe = (child: cp.ChildProcess): NodeJS.WritableStream => (child.stdio as ReadonlyArray<unknown>)[6] as NodeJS.WritableStream
-
-const sameArgs = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): boolean =>
-  a.length === b.length && a.every((x, i) => x === b[i])
-
-/** A spare started for another profile (the session's mode changed since) must never run the call. */
-const prewarmedFits = (p: Prewarmed, bwrap: string, view: ReadonlyArray<string>, options: SpawnOptions): boolean => {
-  if (p.dead || p.child.exitCode !== null || p.child.signalCode !== null || p.bwrap !== bwrap) return false
-  if (!sameArgs(p.view, view)) return false
-  if (p.file !== options.file || p.args.length !== options.args.length - 1 || options.cwd.includes("\n")) return false
-  for (let i = 0; i < p.args.length; i++) if (p.args[i] !== options.args[i]) return false
-  const { PWD: _pwd, ...env } = options.env
-  const keys = Object.keys(env)
-  if (keys.length !== Object.keys(p.env).length) return false
-  for (const k of keys) if (p.env[k] !== env[k]) return false
-  return true
-}
-
-/**
- * Signal numbers to names, as Node itself reports a signal death in process-group mode. Some numbers
- * have two names (Linux: 6 SIGABRT/SIGIOT, 29 SIGIO/SIGPOLL); `os.constants.signals` lists the name
- * Node uses first, so the first alias wins (a plain `new Map(entries)` would keep the last).
- */
-const SIGNALS_BY_NUMBER: ReadonlyMap<number, NodeJS.Signals> = (() => {
-  const byNumber = new Map<number, NodeJS.Signals>()
-  for (const [name, n] of Object.entries(os.constants.signals)) {
-    if (!byNumber.has(n)) byNumber.set(n, name as NodeJS.Signals)
-  }
-  return byNumber
-})()
-
-/**
- * The command's status from what init saw (`$?`, where a signal death n reads 128+n) and the
- * status the command's own EXIT trap recorded, if any. Bash runs that trap on a normal exit with
- * the exit status, and on a caught fatal signal (TERM, HUP, …) with the status of the command
- * before — rarely 128+n — while SIGKILL or an `exec`'d program skip it. So 128+n is a signal
- * unless the trap recorded exactly that code.
- */
-export const namespaceStatus = (code: number, recorded: number | undefined): ExitStatus => {
-  const signal = code > 128 ? SIGNALS_BY_NUMBER.get(code - 128) : undefined
-  return signal !== undefined && recorded !== code ? signaled(signal) : exited(code)
-}
 
 export interface SpawnOptions {
   readonly file: string
@@ -300,78 +108,6 @@ export interface Child {
   readonly reaped: Effect.Effect<void>
 }
 
-/** Signals a process group, ignoring ESRCH (already gone). */
-export const killGroup = (pgid: number, signal: NodeJS.Signals): void => {
-  try {
-    process.kill(-pgid, signal)
-  } catch {
-    // ESRCH: nothing left in the group; EPERM cannot happen for our own children.
-  }
-}
-
-/**
- * How many live (non-zombie) processes are in the group. Scans `/proc` on Linux; elsewhere answers
- * 1 when the group still exists (an honest lower bound) and 0 otherwise.
- */
-export const countGroup = (pgid: number): number => {
-  // Almost always the group is already gone: answer that without scanning /proc, which reads one
-  // file per process on the machine (measured: 2-3 ms of every call with ~80 processes, more on a
-  // desktop) and blocks the event loop meanwhile.
-  try {
-    process.kill(-pgid, 0)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ESRCH") return 0
-  }
-  let entries: Array<string>
-  try {
-    entries = fs.readdirSync("/proc")
-  } catch {
-    try {
-      process.kill(-pgid, 0)
-      return 1
-    } catch {
-      return 0
-    }
-  }
-  let n = 0
-  for (const entry of entries) {
-    if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue
-    let stat: string
-    try {
-      stat = fs.readFileSync(`/proc/${entry}/stat`, "latin1")
-    } catch {
-      continue
-    }
-    // Fields after the command name (which may contain spaces and parentheses): state ppid pgrp …
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X") n++
-  }
-  return n
-}
-
-/** Live processes in the pid namespace `nsInode` (Linux only), except `exceptPid`. */
-export const countNamespace = (nsInode: number, exceptPid: number): number => {
-  const target = `pid:[${nsInode}]`
-  let n = 0
-  let entries: Array<string>
-  try {
-    entries = fs.readdirSync("/proc")
-  } catch {
-    return 0
-  }
-  for (const entry of entries) {
-    if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57 || Number(entry) === exceptPid) continue
-    try {
-      if (fs.readlinkSync(`/proc/${entry}/ns/pid`) !== target) continue
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, "latin1")
-      const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0]
-      if (state !== "Z" && state !== "X") n++
-    } catch {
-      // gone while we looked
-    }
-  }
-  return n
-}
 
 const statusOf = (code: number | null, signal: NodeJS.Signals | null): ExitStatus =>
   signal !== null ? signaled(signal) : exited(code === null ? 255 : Math.max(0, Math.min(255, code)))
@@ -424,14 +160,7 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Child, SpawnError, S
       // In a namespace, bwrap itself exits only when init is killed (or when it fails to set up);
       // the command's exit comes first on fd 4.
       const reaped = yield* Deferred.make<void>()
-      /** In a namespace: it is over (init said it was alone and exits, or bwrap exited): nothing is left in it. */
-      let namespaceEnded = false
-      /** In a namespace: a signal was sent while it was alive, so its teardown may still be running. */
-      let killedLive = false
-      child.on("exit", () => {
-        namespaceEnded = true
-        Deferred.unsafeDone(reaped, Effect.void)
-      })
+      child.on("exit", () => Deferred.unsafeDone(reaped, Effect.void))
       if (inNamespace === undefined) child.on("exit", (code, signal) => setExit(statusOf(code, signal)))
       // Both output pipes closed (not Node's `close`, which also waits for the namespace's fds 3 and 4).
       let openPipes = 2
@@ -453,70 +182,14 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Child, SpawnError, S
         const go = goPipe(child)
         go.end(`${options.cwd}\n${options.args[options.args.length - 1]}\n`)
       }
-      /** In a namespace: init's host pid (the command's group) and the namespace, once bwrap said them. */
-      let namespace: { readonly init: number; readonly inode: number } | undefined
-      if (inNamespace !== undefined) {
-        const info = child.stdio[3] as NodeJS.ReadableStream
-        // A pre-spawned bwrap has said it already (mostly): known now, a kill reaches init at once.
-        let infoText = usePrewarmed ? prewarmed.info : ""
-        if (usePrewarmed) info.removeAllListeners("data")
-        const parseInfo = () => {
-          try {
-            const parsed = JSON.parse(infoText) as { "child-pid"?: unknown; "pid-namespace"?: unknown }
-            if (typeof parsed["child-pid"] === "number" && typeof parsed["pid-namespace"] === "number") {
-              namespace = { init: parsed["child-pid"], inode: parsed["pid-namespace"] }
-            }
-          } catch {
-            // not complete yet
-          }
+      const watch = inNamespace === undefined ? undefined : new NamespaceWatch(child, {
+        info: usePrewarmed ? prewarmed.info : undefined,
+        exitFile: options.exitFile,
+        statusOf,
+        onStatus: (status) => {
+          if (!exitedFlag) setExit(status)
         }
-        if (usePrewarmed) parseInfo()
-        if (!usePrewarmed) info.setEncoding("utf8")
-        info.on("data", (text: string) => {
-          infoText += text
-          parseInfo()
-        })
-        info.on("error", () => {})
-        const report = child.stdio[4] as NodeJS.ReadableStream
-        let reportText = ""
-        // Without a report (init killed, or bwrap failed to set up) bwrap's own exit is the status:
-        // it passes on init's death by signal n as 128+n (init is only ever killed by us). Taken
-        // once both bwrap has exited and the report pipe has closed, so a report that is still in
-        // the pipe when bwrap's exit is seen (init exits right after reporting) comes first.
-        let bwrapExit: { readonly code: number | null; readonly signal: NodeJS.Signals | null } | undefined
-        let reportClosed = false
-        const exitWithoutReport = () => {
-          if (exitedFlag || bwrapExit === undefined || !reportClosed) return
-          const { code, signal } = bwrapExit
-          setExit(signal === null && code !== null ? namespaceStatus(code, undefined) : statusOf(code, signal))
-        }
-        child.on("exit", (code, signal) => {
-          bwrapExit = { code, signal }
-          exitWithoutReport()
-        })
-        report.on("close", () => {
-          reportClosed = true
-          exitWithoutReport()
-        })
-        report.setEncoding("utf8")
-        report.on("data", (text: string) => {
-          reportText += text
-          const m = /^(\d+)( alone)?\n/.exec(reportText)
-          if (m === null || exitedFlag) return
-          if (m[2] !== undefined) namespaceEnded = true
-          let recorded: number | undefined
-          if (options.exitFile !== undefined) {
-            try {
-              const text = fs.readFileSync(options.exitFile, "utf8").trim()
-              if (/^\d+$/.test(text)) recorded = Number(text)
-            } catch {
-              // no EXIT trap ran: killed, or replaced by `exec`
-            }
-          }
-          setExit(namespaceStatus(Number(m[1]), recorded))
-        })
-        report.on("error", () => {})
-      }
+      })
       const pipes: Pipes = {
         pause: () => {
           child.stdout!.pause()
@@ -530,22 +203,34 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Child, SpawnError, S
       const onData = (chunk: Buffer) => options.onData(chunk, pipes)
       child.stdout!.on("data", onData)
       child.stderr!.on("data", onData)
+      // Once a group is seen empty it is never signalled again: each `kill` of a gone group throws
+      // (an exception with a stack trace, several per call), and its number could be reused.
+      let groupGone = false
+      const signalOwnGroup = (signal: NodeJS.Signals) => {
+        if (!groupGone) killGroup(pid, signal)
+      }
       const signalGroup = (signal: NodeJS.Signals) => {
-        if (inNamespace === undefined) return killGroup(pid, signal)
-        if (!namespaceEnded) killedLive = true
+        if (watch === undefined) return signalOwnGroup(signal)
+        watch.signalled()
+        const namespace = watch.namespace
         // Before bwrap told us init's pid, only bwrap's own group can be reached: any signal that
         // ends bwrap ends the namespace too (--die-with-parent), just without a grace.
         if (namespace !== undefined) killGroup(namespace.init, signal)
-        if (namespace === undefined || signal === "SIGKILL") killGroup(pid, signal)
+        if (namespace === undefined || signal === "SIGKILL") signalOwnGroup(signal)
+      }
+      const countOwnGroup = () => {
+        const n = countGroup(pid)
+        if (n === 0) groupGone = true
+        return n
       }
       const countLive = () =>
-        inNamespace === undefined
-          ? countGroup(pid)
-          : namespaceEnded
+        watch === undefined
+          ? countOwnGroup()
+          : watch.ended
           ? 0
-          : namespace === undefined
-          ? countGroup(pid)
-          : countNamespace(namespace.inode, namespace.init)
+          : watch.namespace === undefined
+          ? countOwnGroup()
+          : countNamespace(watch.namespace.inode, watch.namespace.init)
       const exit = Deferred.await(exitDeferred)
       // Finalizers run uninterruptibly, and a timeout waits for an uninterruptible effect to finish:
       // the bounded waits below must be explicitly interruptible or they would wait forever.
@@ -570,7 +255,7 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Child, SpawnError, S
       const namespaceClosed: Effect.Effect<void> = Effect.gen(function*() {
         yield* exit
         // Init found itself alone and exits: the pipes close by themselves.
-        if (namespaceEnded) return yield* Deferred.await(closedDeferred)
+        if (watch?.ended === true) return yield* Deferred.await(closedDeferred)
         let delay = 2
         while (countLive() > 0) {
           yield* Effect.sleep(Duration.millis(delay))
@@ -584,9 +269,10 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Child, SpawnError, S
       // through --die-with-parent before we knew init): bwrap can be gone while a process forked
       // during the kill is still exiting. Bounded poll until the kernel has reaped them all.
       const waitNamespaceEmpty: Effect.Effect<void> = Effect.gen(function*() {
-        if (!killedLive) return
+        if (watch?.killedLive !== true) return
         let delay = 1
         for (let waited = 0; waited < 3000; waited += delay) {
+          const namespace = watch.namespace
           if (namespace !== undefined && countNamespace(namespace.inode, -1) === 0) return
           if (namespace === undefined && waited >= 500) return yield* Effect.logWarning("namespace unknown at kill: not checked")
           yield* Effect.sleep(Duration.millis(delay))
@@ -681,3 +367,4 @@ export const probeBwrap = (
       onTimeout: (): ProbeResult => ({ _tag: "Broken", reason: `no answer within ${Duration.format(timeout)}` })
     })
   )
+

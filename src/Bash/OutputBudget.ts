@@ -18,11 +18,19 @@ import type { Truncation } from "./StatusLines.js"
 /** Control characters a model cannot use (tab, newline and carriage return are handled; ESC went with the sequences). */
 const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g
 
-/** ANSI escapes, then the other control characters. */
+/**
+ * ANSI escapes, then the other control characters. Looking for control characters costs a scan of
+ * every character (a regex: ~1-3 ns each, the largest per-byte cost of a flood), so once the text
+ * is being truncated (`controlLater`) they are left in and removed only from what is kept
+ * ({@link HeadTail.render}): the dropped middle is never scanned for them. ANSI escapes are always
+ * removed at once (found with `indexOf`, which is cheap), as they must be before `\r` is resolved.
+ */
 class ModelStripper {
   private readonly ansi = new AnsiStripper()
+  controlLater = false
   push(chunk: string): string {
-    return stripControl(this.ansi.push(chunk))
+    const text = this.ansi.push(chunk)
+    return this.controlLater ? text : stripControl(text)
   }
   flush(): string {
     return stripControl(this.ansi.flush())
@@ -30,7 +38,7 @@ class ModelStripper {
 }
 
 const HAS_CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/
-const stripControl = (text: string): string => HAS_CONTROL.test(text) ? text.replace(CONTROL, "") : text
+export const stripControl = (text: string): string => HAS_CONTROL.test(text) ? text.replace(CONTROL, "") : text
 
 /**
  * Turns text (already stripped) into finished lines, resolving `\r` the way a terminal does: the
@@ -67,7 +75,32 @@ export class LineAssembler {
     this.cursor = 0
   }
 
+  /** Where the next character goes is the end of the line (no `\r` rewrite pending). */
+  get atLineEnd(): boolean {
+    return this.cursor === this.line.length
+  }
+
+  /** Characters of the unfinished line. */
+  get pendingChars(): number {
+    return this.line.length
+  }
+
+  /** Forgets the unfinished line (its characters were accounted for by the caller). */
+  dropLine(): void {
+    this.line = ""
+    this.cursor = 0
+  }
+
   private write(segment: string): void {
+    // An overlong line is cut into fragments anyway: emitted as it comes rather than appended,
+    // since appending copies the whole line (hundreds of KB per chunk in a flood with no newline).
+    if (this.cursor === this.line.length && this.line.length + segment.length > this.maxLine && segment.indexOf("\r") < 0) {
+      if (this.line !== "") this.emit(this.line)
+      this.emit(segment)
+      this.line = ""
+      this.cursor = 0
+      return
+    }
     const parts = segment.indexOf("\r") < 0 ? [segment] : segment.split("\r")
     for (let i = 0; i < parts.length; i++) {
       if (i > 0) this.cursor = 0
@@ -147,6 +180,27 @@ export class HeadTail {
     }
   }
 
+  /** The middle is being dropped: only the tail changes from now on. */
+  get isTruncated(): boolean {
+    return this.truncated
+  }
+
+  /**
+   * Accounts for `chars` characters of pieces that are known to be dropped (pieces of at least
+   * `tailMax` characters follow): the same state as pushing them, without looking at them.
+   */
+  skip(chars: number): void {
+    this.total += chars
+    this.tail = []
+    this.tailStart = 0
+    this.tailLen = 0
+  }
+
+  /** Characters the tail keeps at most. */
+  get tailCapacity(): number {
+    return this.tailMax
+  }
+
   /** Characters dropped between head and tail. */
   get omittedChars(): number {
     return this.total - this.headLen - this.tailLen
@@ -155,7 +209,8 @@ export class HeadTail {
   /** The kept text; when something was dropped, a marker line stands where it was. */
   render(): string {
     const head = this.head.join("")
-    const tail = this.tail.slice(this.tailStart).join("")
+    // Pieces pushed once truncating still hold control characters (see ModelStripper).
+    const tail = stripControl(this.tail.slice(this.tailStart).join(""))
     const omitted = this.omittedChars
     if (omitted === 0) return head + tail
     const sep = head === "" || head.endsWith("\n") ? "" : "\n"
@@ -182,7 +237,32 @@ export class ModelText {
   }
 
   push(text: string): void {
-    this.lines.push(this.stripper.push(text))
+    const stripped = this.stripper.push(text)
+    if (this.headTail.isTruncated) {
+      this.stripper.controlLater = true
+      this.lines.push(this.skipDropped(stripped))
+    } else {
+      this.lines.push(stripped)
+    }
+  }
+
+  /**
+   * While truncating, the part of `text` that cannot reach the tail is only counted: lines up to
+   * a newline followed by at least a tail's worth of whole lines. Exact when `text` has no `\r`
+   * (a rewrite would change the lengths) and no rewrite is pending; otherwise nothing is skipped.
+   * So a flood costs a few `indexOf` per chunk, not a line split and a piece per line.
+   */
+  private skipDropped(text: string): string {
+    const room = this.headTail.tailCapacity
+    // `indexOf` first: `lastIndexOf` is a character-by-character loop in V8, `indexOf` is not.
+    if (text.length <= room || text.indexOf("\n") < 0 || !this.lines.atLineEnd || text.indexOf("\r") >= 0) return text
+    const lastNl = text.lastIndexOf("\n")
+    if (lastNl < room) return text
+    const cut = text.lastIndexOf("\n", lastNl - room)
+    if (cut < 0) return text
+    this.headTail.skip(this.lines.pendingChars + cut + 1)
+    this.lines.dropLine()
+    return text.slice(cut + 1)
   }
 
   /** The text so far, including an unfinished last line. */

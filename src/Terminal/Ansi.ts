@@ -30,6 +30,9 @@ export class AnsiStripper {
   private carry = ""
 
   push(chunk: string): string {
+    // Most chunks hold no escape at all: two `indexOf` (fast) instead of two `lastIndexOf` (a
+    // character-by-character loop in V8) over the whole chunk.
+    if (this.carry === "" && chunk.indexOf("\x1b") < 0 && chunk.indexOf("\x9b") < 0) return chunk
     let text = this.carry + chunk
     this.carry = ""
     const at = Math.max(text.lastIndexOf("\x1b"), text.lastIndexOf("\x9b"))

@@ -84,6 +84,38 @@ describe("model text", () => {
     { fastCheck: { numRuns: 3000 } }
   )
 
+  it.prop(
+    "a truncated stream gives the same text in any chunking (what is skipped unseen is exactly what would be dropped)",
+    [
+      FastCheck.array(
+        FastCheck.constantFrom("abc", "defghij\n", "\n", "x".repeat(50), "y".repeat(130) + "\n", "\r", "\x1b[31m", "z\n"),
+        { maxLength: 60 }
+      ),
+      FastCheck.array(FastCheck.nat(), { maxLength: 8 })
+    ],
+    ([parts, cuts]) => {
+      const whole = parts.join("")
+      const at = [...new Set(cuts.map((c) => c % (whole.length + 1)))].sort((a, b) => a - b)
+      const chunked = new ModelText(300)
+      let from = 0
+      for (const c of [...at, whole.length]) {
+        chunked.push(whole.slice(from, c))
+        from = c
+      }
+      expect(chunked.finish()).toEqual(modelText(whole, 300))
+    },
+    { fastCheck: { numRuns: 2000 } }
+  )
+
+  it("once truncating, control characters are removed from what is kept, not scanned for in what is dropped", () => {
+    const m = new ModelText(300)
+    m.push("head\n" + "x\n".repeat(500))
+    m.push("bell\x07\n".repeat(100))
+    const { text } = m.finish()
+    expect(text).not.toContain("\x07")
+    expect(text.endsWith("bell\n")).toBe(true)
+  })
+
   it("resolves carriage-return rewrites the way a terminal shows them", () => {
     expect(modelText("10%\r50%\r100%\n", 1000).text).toBe("100%\n")
     expect(modelText("abcdef\rXY\n", 1000).text).toBe("XYcdef\n")

@@ -4,7 +4,7 @@
  */
 import * as Either from "effect/Either"
 import * as ModelSpec from "./Model/ModelSpec.js"
-import { enabledFromEnv } from "./Tools/Bash/ChangeTracker.js"
+import { enabledFromEnv } from "./Tools/Bash/ChangeSettings.js"
 
 /** The sandbox profiles (kept equal to `Bash/Sandbox.ts` by the type; not imported, to keep the start light). */
 export type SandboxProfile = "read-only" | "workspace" | "full"

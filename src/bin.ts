@@ -15,7 +15,7 @@ import * as Server from "./Bridge/Server.js"
 import * as SessionStore from "./Bridge/SessionStore.js"
 import { type AgentOptions, HELP, type LogLevel as CliLogLevel, parseArgs, VERSION } from "./Cli.js"
 import * as ShellHarness from "./Harness/ShellHarness.js"
-import * as ChangeTracker from "./Tools/Bash/ChangeTracker.js"
+import * as ChangeSettings from "./Tools/Bash/ChangeSettings.js"
 
 const levels: Record<CliLogLevel, LogLevel.LogLevel> = {
   none: LogLevel.None,
@@ -62,7 +62,7 @@ const runAgent = (options: AgentOptions) =>
       ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }),
       allowNetwork: options.allowNetwork
     })),
-    Effect.provideService(ChangeTracker.Settings, { enabled: options.diffs, budgetMs: ChangeTracker.budgetFromEnv() }),
+    Effect.provideService(ChangeSettings.Settings, { enabled: options.diffs, budgetMs: ChangeSettings.budgetFromEnv() }),
     Effect.provide(stderrLogger(options.logLevel))
   )
 

@@ -7,15 +7,14 @@
  * rest of the session, with one log line. The snapshot that went over is still used: its cost is
  * paid, and its comparison runs after the command has been reported.
  */
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Intent from "../../Presentation/Intent.js"
 import { changes, type FileChanges, noChanges, omittedNote, type Options, type Snapshot, snapshotOrFail } from "./ChangedFiles.js"
+import { DEFAULT_BUDGET_MS, Settings } from "./ChangeSettings.js"
 import { findWorkTree } from "./Git.js"
 
-export const DEFAULT_BUDGET_MS = 100
 
 export interface Config extends Options {
   /** False: never snapshot (`--no-diffs`, `DSH_ACP_DIFFS=0`). */
@@ -149,28 +148,7 @@ export const make = (config: Config = {}): Effect.Effect<ChangeTracker> =>
     }
   })
 
-/**
- * The feature's switch from the environment: on unless `DSH_ACP_DIFFS` is `0`, `false`, `off` or
- * `no`. `--no-diffs` (parsed by the command line) wins over it.
- */
-export const enabledFromEnv = (env: Readonly<Record<string, string | undefined>> = process.env): boolean => {
-  const value = env["DSH_ACP_DIFFS"]?.trim().toLowerCase()
-  return !(value === "0" || value === "false" || value === "off" || value === "no")
-}
-
-/** The snapshot budget from `DSH_ACP_DIFFS_BUDGET_MS` (a positive number of ms), else {@link DEFAULT_BUDGET_MS}. */
-export const budgetFromEnv = (env: Readonly<Record<string, string | undefined>> = process.env): number => {
-  const value = Number(env["DSH_ACP_DIFFS_BUDGET_MS"])
-  return Number.isFinite(value) && value > 0 ? value : DEFAULT_BUDGET_MS
-}
-
-/**
- * The switch and budget of every session's tracker. By default from the environment
- * (`DSH_ACP_DIFFS`, `DSH_ACP_DIFFS_BUDGET_MS`); the command provides `--no-diffs`.
- */
-export class Settings extends Context.Reference<Settings>()("dsh-acp/Tools/ChangeTracker/Settings", {
-  defaultValue: (): Config => ({ enabled: enabledFromEnv(), budgetMs: budgetFromEnv() })
-}) {}
-
 /** A tracker for one session, with the {@link Settings} in force. */
 export const forSession: Effect.Effect<ChangeTracker> = Effect.flatMap(Settings, make)
+
+export { budgetFromEnv, DEFAULT_BUDGET_MS, enabledFromEnv, Settings } from "./ChangeSettings.js"

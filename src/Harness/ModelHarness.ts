@@ -24,11 +24,9 @@
  * A provider failure (HTTP error, refused connection, malformed stream) ends the turn with a message
  * and `end_turn`; what was said stays in the history and the session stays usable.
  */
-import type * as AiError from "@effect/ai/AiError"
 import * as LanguageModel from "@effect/ai/LanguageModel"
 import * as Prompt from "@effect/ai/Prompt"
 import * as Cause from "effect/Cause"
-import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -36,7 +34,6 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -45,12 +42,25 @@ import * as Intent from "../Presentation/Intent.js"
 import * as BashTools from "../Tools/Bash/BashTools.js"
 import type { Tool, ToolOutcome, Toolset } from "../Tools/Tool.js"
 import { Harness, type HarnessSession, type PromptBlock, type SessionContext } from "./Harness.js"
-import { HarnessEvent, type StopReason } from "./HarnessEvent.js"
+import { HarnessEvent } from "./HarnessEvent.js"
+import {
+  assistantMessage,
+  type CallItem,
+  consumePart,
+  describeFailure,
+  describeUnknown,
+  type Item,
+  type Outcome,
+  type RawPart,
+  recoverChunk,
+  type Step,
+  stopReasonOf,
+  toolMessage,
+  truncate
+} from "./ModelResponse.js"
 import * as ModelTools from "./ModelTools.js"
 import * as Modes from "./Modes.js"
 import * as SystemPrompt from "./SystemPrompt.js"
-import * as InvalidToolCall from "../Model/InvalidToolCall.js"
-import * as ProviderError from "../Model/ProviderError.js"
 
 export interface Options<R = Bash> {
   /**
@@ -85,162 +95,6 @@ interface Emit {
 class Barrier {
   constructor(readonly passed: Deferred.Deferred<void>) {}
 }
-
-/** What the loop reads of a stream part. Decoded parts have these fields, and so do the raw parts of a chunk that failed to decode. */
-interface RawPart {
-  readonly type: string
-  readonly [key: string]: unknown
-}
-
-type Metadata = Record<string, Record<string, unknown> | undefined>
-
-/** One piece of the assistant's message, in the order it started. */
-type Item =
-  | { readonly kind: "text" | "reasoning"; readonly id: string; text: string; metadata: Metadata }
-  | {
-    readonly kind: "call"
-    readonly id: string
-    readonly name: string
-    readonly params: unknown
-    readonly metadata: Metadata
-    /** Set when the provider already found the call invalid (unknown tool, bad JSON): what to tell the model. */
-    readonly invalid?: string
-  }
-
-type CallItem = Extract<Item, { kind: "call" }>
-
-interface Step {
-  readonly items: Array<Item>
-  finish: string | undefined
-  /** Why the step failed, for the user; the turn ends. */
-  failure: string | undefined
-}
-
-interface Outcome {
-  readonly result: string
-  readonly isFailure: boolean
-}
-
-const stringField = (part: RawPart, key: string): string => (typeof part[key] === "string" ? part[key] : "")
-
-const metadataOf = (part: RawPart): Metadata =>
-  typeof part.metadata === "object" && part.metadata !== null ? part.metadata as Metadata : {}
-
-// Provider metadata (e.g. a reasoning signature) goes back as the prompt part's provider options,
-// which have the same `{ provider: { … } }` shape.
-const mergeMetadata = (a: Metadata, b: Metadata): Metadata => {
-  const out: Metadata = { ...a }
-  for (const [key, value] of Object.entries(b)) out[key] = { ...a[key], ...value }
-  return out
-}
-
-/** Folds one part into the step, emitting what the user should see now. */
-const consumePart = (step: Step, open: Map<string, Item>, part: RawPart, emit: Emit): Effect.Effect<void> => {
-  switch (part.type) {
-    case "text-start":
-    case "reasoning-start": {
-      const kind = part.type === "text-start" ? "text" : "reasoning"
-      const item: Item = { kind, id: stringField(part, "id"), text: "", metadata: metadataOf(part) }
-      open.set(`${kind}:${item.id}`, item)
-      step.items.push(item)
-      return Effect.void
-    }
-    case "text-delta":
-    case "reasoning-delta":
-    case "text-end":
-    case "reasoning-end": {
-      const kind = part.type.startsWith("text") ? "text" : "reasoning"
-      const key = `${kind}:${stringField(part, "id")}`
-      let item = open.get(key)
-      if (item === undefined || item.kind === "call") {
-        item = { kind, id: stringField(part, "id"), text: "", metadata: {} }
-        open.set(key, item)
-        step.items.push(item)
-      }
-      item.metadata = mergeMetadata(item.metadata, metadataOf(part))
-      const delta = stringField(part, "delta")
-      if (!part.type.endsWith("-delta") || delta === "") return Effect.void
-      item.text += delta
-      return emit(kind === "text" ? HarnessEvent.AgentText({ text: delta }) : HarnessEvent.AgentThought({ text: delta }))
-    }
-    case "tool-call":
-      // Provider-executed tools are not ours to run (none are offered).
-      if (part.providerExecuted !== true) {
-        step.items.push({ kind: "call", id: stringField(part, "id"), name: stringField(part, "name"), params: part.params, metadata: metadataOf(part) })
-      }
-      return Effect.void
-    case "finish":
-      step.finish = stringField(part, "reason")
-      return Effect.void
-    case "error": {
-      // A call the provider could not decode comes as an error part; it goes back to the model as
-      // a failed result it can correct, instead of ending the turn.
-      const invalid = InvalidToolCall.fromPart(part)
-      if (invalid !== undefined) {
-        step.items.push({ kind: "call", id: invalid.id, name: invalid.name, params: invalid.arguments, metadata: {}, invalid: invalid.message })
-        return Effect.void
-      }
-      step.failure = `The model provider reported an error: ${describeUnknown(part.error)}`
-      return Effect.void
-    }
-    default:
-      return Effect.void
-  }
-}
-
-const truncate = (s: string, max = 1000) => (s.length > max ? `${s.slice(0, max)}…` : s)
-
-const describeUnknown = (error: unknown): string => {
-  if (typeof error === "string") return truncate(error)
-  if (error instanceof Error) return truncate(error.message)
-  try {
-    return truncate(JSON.stringify(error))
-  } catch {
-    return truncate(String(error))
-  }
-}
-
-/**
- * The raw parts of a chunk that failed to decode because of a tool call (an unknown tool name, or
- * parameters that are not an object): `@effect/ai` fails the whole stream there, so the loop reads
- * that chunk itself and lets the model hear about its mistake. Parts after that chunk are lost.
- */
-const recoverChunk = (error: AiError.AiError): ReadonlyArray<RawPart> | undefined => {
-  if (error._tag !== "MalformedOutput" || !ParseResult.isParseError(error.cause)) return undefined
-  const actual: unknown = error.cause.issue.actual
-  const parts: ReadonlyArray<unknown> = Chunk.isChunk(actual) ? Chunk.toReadonlyArray(actual) : Array.isArray(actual) ? actual : []
-  const raw = parts.filter((p): p is RawPart => typeof p === "object" && p !== null && typeof (p as RawPart).type === "string")
-  return raw.some((p) => p.type === "tool-call") ? raw : undefined
-}
-
-const describeFailure = (cause: Cause.Cause<AiError.AiError>): string => {
-  const failure = Cause.failureOption(cause)
-  if (Option.isNone(failure)) return truncate(Cause.pretty(cause))
-  return truncate(ProviderError.describe(failure.value))
-}
-
-const stopReasonOf = (finish: string | undefined): StopReason =>
-  finish === "length" ? "max_tokens" : finish === "content-filter" ? "refusal" : "end_turn"
-
-/** The assistant's message for the history; `calls` are the tool calls that get results. */
-const assistantMessage = (items: ReadonlyArray<Item>, withCalls: boolean): ReadonlyArray<Prompt.Message> => {
-  const content: Array<Prompt.AssistantMessagePart> = []
-  for (const item of items) {
-    if (item.kind === "call") {
-      if (withCalls) content.push(Prompt.makePart("tool-call", { id: item.id, name: item.name, params: item.params, providerExecuted: false, options: item.metadata }))
-    } else if (item.text !== "") {
-      content.push(Prompt.makePart(item.kind, { text: item.text, options: item.metadata }))
-    }
-  }
-  return content.length === 0 ? [] : [Prompt.makeMessage("assistant", { content })]
-}
-
-const toolMessage = (results: ReadonlyArray<{ readonly call: CallItem; readonly outcome: Outcome }>): ReadonlyArray<Prompt.Message> =>
-  results.length === 0 ? [] : [Prompt.makeMessage("tool", {
-    content: results.map(({ call, outcome }) =>
-      Prompt.makePart("tool-result", { id: call.id, name: call.name, result: outcome.result, isFailure: outcome.isFailure, providerExecuted: false })
-    )
-  })]
 
 const append = (history: Ref.Ref<Prompt.Prompt>, messages: ReadonlyArray<Prompt.Message>) =>
   messages.length === 0 ? Effect.void : Ref.update(history, (h) => Prompt.merge(h, Prompt.fromMessages(messages)))

@@ -71,9 +71,9 @@ export interface SpawnOptions {
    */
   readonly exitFile?: string
   /**
-   * A namespace started ahead for this call (see {@link prewarm}); used when it is alive and was
-   * started for the same program, arguments (all but the last) and environment (bar `PWD`), else
-   * ended and a fresh one spawned. Taken inside the uninterruptible acquisition, so that from then
+   * A process (and namespace) started ahead for this call (see {@link prewarm}); used when it is
+   * alive and was started for the same containment, program, arguments (all but the last) and
+   * environment (bar `PWD`), else ended and a fresh one spawned. Taken inside the uninterruptible acquisition, so that from then
    * on the spawn owns it: no interruption can leave it without an owner.
    */
   readonly prewarmed?: () => Prewarmed | undefined
@@ -126,8 +126,7 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Child, SpawnError, S
       const inNamespace = options.containment?._tag === "PidNamespace" ? options.containment : undefined
       let child: cp.ChildProcess
       const prewarmed = options.prewarmed?.()
-      const usePrewarmed = prewarmed !== undefined && inNamespace !== undefined &&
-        prewarmedFits(prewarmed, inNamespace.bwrap, inNamespace.view ?? FULL_VIEW, options)
+      const usePrewarmed = prewarmed !== undefined && prewarmedFits(prewarmed, options.containment ?? processGroup, options)
       if (prewarmed !== undefined && !usePrewarmed) yield* Effect.forkDaemon(disposePrewarmed(prewarmed))
       try {
         child = usePrewarmed

@@ -87,7 +87,10 @@ export const PREWARMED_INIT = [
   `IFS= read -r d <&6 || exit 0`,
   `c=; n=; while IFS= read -r l <&6; do c="$c$n$l"; n='\n'; done`,
   `exec 6<&-`,
+  // `cd` sets OLDPWD, which a fresh spawn (bwrap's --chdir) leaves as the agent's: put it back.
+  `o=\${OLDPWD-}; h=\${OLDPWD+1}`,
   `cd -- "$d" 2>&5 || { echo "1 alone" >&4; exit 0; }`,
+  `if [ "$h" ]; then OLDPWD=$o; else unset OLDPWD; fi`,
   `export PWD="$d"`,
   `(exec "$@" "$c" 2>&5 5>&- 4>&-)`,
   ...INIT_AFTER_COMMAND

@@ -1,11 +1,16 @@
 /**
- * A pid namespace started ahead of its call (bwrap's start-up is most of what a namespace costs a
- * call): bwrap and our init, waiting on a pipe (fd 6) for the cwd and the script. See
- * `NamespaceInit.PREWARMED_INIT` for the init's side.
+ * A process started ahead of its call, waiting on a pipe (fd 6) for the cwd and the script: in a
+ * pid namespace, bwrap and our init (see `NamespaceInit.PREWARMED_INIT`); in a process group, a
+ * POSIX sh that becomes the call's bash ({@link GROUP_SPARE_INIT}).
+ *
+ * Why: `child_process.spawn` forks the agent and blocks its event loop until the child has exec'd
+ * (measured 6.5-12 ms per spawn on a 2-core machine, more than the whole command `true` takes).
+ * A spare is forked while the agent is idle, so the call itself only writes a pipe.
  */
 import * as cp from "node:child_process"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type { Containment } from "./ChildProcess.js"
 import { FULL_VIEW, NAMESPACE_FLAGS, PREWARMED_INIT } from "./NamespaceInit.js"
 
 /** Signals a process group, ignoring ESRCH (already gone). */
@@ -33,13 +38,33 @@ export interface CallShape {
 export const PREWARMED_MAX_SCRIPT = 2048
 
 /**
- * A namespace started ahead of its command (bwrap's ~2 ms start-up happens while the agent is idle):
- * bwrap and its init, waiting on a pipe for the cwd and the script of `file args… script`. Each
- * command still gets a fresh namespace of its own; an unused one is ended by {@link disposePrewarmed}
- * (or by the agent's death: `--die-with-parent`, and EOF on the pipe).
+ * A process group's spare: the sh reads the call (the cwd line, then the script's lines, as
+ * {@link PREWARMED_INIT} does), closes the pipe and becomes `file args… script` by `exec`, so the
+ * call's process is the group leader the spawn made, and its exit is the command's, as with a fresh
+ * spawn. EOF before the cwd line (the session closed, the agent gone) ends it. A cwd removed since
+ * the call checked it fails like the command `cd` would: sh's message and status 1.
+ */
+export const GROUP_SPARE_INIT = [
+  `IFS= read -r d <&6 || exit 0`,
+  `c=; n=; while IFS= read -r l <&6; do c="$c$n$l"; n='\n'; done`,
+  `exec 6<&-`,
+  // `cd` sets OLDPWD, which a fresh spawn (made in the cwd) leaves as the agent's: put it back.
+  `o=\${OLDPWD-}; h=\${OLDPWD+1}`,
+  `cd -- "$d" || exit 1`,
+  `if [ "$h" ]; then OLDPWD=$o; else unset OLDPWD; fi`,
+  `export PWD="$d"`,
+  `exec "$@" "$c"`
+].join("; ")
+
+/**
+ * A process started ahead of its command, waiting on a pipe for the cwd and the script of
+ * `file args… script`. Each command still gets a fresh process (and namespace) of its own; an
+ * unused one is ended by {@link disposePrewarmed} (or by the agent's death: EOF on the pipe, and in
+ * a namespace `--die-with-parent`).
  */
 export interface Prewarmed {
-  readonly bwrap: string
+  /** The namespace's bwrap; undefined for a process group's spare. */
+  readonly bwrap: string | undefined
   readonly view: ReadonlyArray<string>
   readonly file: string
   /** The arguments before the script. */
@@ -52,30 +77,44 @@ export interface Prewarmed {
   info: string
 }
 
-/** Starts bwrap and its waiting init; never fails (a failure shows as `dead`, and the call spawns afresh). */
+/**
+ * Starts a spare for `containment`: bwrap and its waiting init, or a waiting sh in a group of its
+ * own. Never fails (a failure shows as `dead`, and the call spawns afresh).
+ */
 export const prewarm = (
-  bwrap: string,
+  containment: Containment,
   file: string,
   args: ReadonlyArray<string>,
-  env: Readonly<Record<string, string>>,
-  view: ReadonlyArray<string> = FULL_VIEW
+  env: Readonly<Record<string, string>>
 ): Prewarmed | undefined => {
+  const bwrap = containment._tag === "PidNamespace" ? containment.bwrap : undefined
+  const view = containment._tag === "PidNamespace" ? containment.view ?? FULL_VIEW : []
   let child: cp.ChildProcess
   try {
-    child = cp.spawn(
-      bwrap,
-      [...NAMESPACE_FLAGS, ...view, "--chdir", "/", "--info-fd", "3", "--", "sh", "-c", PREWARMED_INIT, "dsh-acp-init", file, ...args],
-      // 3: bwrap's info, 4: init's report, 6: the call (cwd and script) from us.
-      { cwd: "/", env, stdio: ["ignore", "pipe", "pipe", "pipe", "pipe", "ignore", "pipe"], detached: true }
-    )
+    child = bwrap === undefined
+      ? cp.spawn("sh", ["-c", GROUP_SPARE_INIT, "dsh-acp-spare", file, ...args], {
+        cwd: "/",
+        env,
+        // 6: the call (cwd and script) from us, as in a namespace.
+        stdio: ["ignore", "pipe", "pipe", "ignore", "ignore", "ignore", "pipe"],
+        detached: true
+      })
+      : cp.spawn(
+        bwrap,
+        [...NAMESPACE_FLAGS, ...view, "--chdir", "/", "--info-fd", "3", "--", "sh", "-c", PREWARMED_INIT, "dsh-acp-init", file, ...args],
+        // 3: bwrap's info, 4: init's report, 6: the call (cwd and script) from us.
+        { cwd: "/", env, stdio: ["ignore", "pipe", "pipe", "pipe", "pipe", "ignore", "pipe"], detached: true }
+      )
   } catch {
     return undefined
   }
   const prewarmed: Prewarmed = { bwrap, view, file, args, env, child, dead: child.pid === undefined, info: "" }
-  const info = child.stdio[3] as NodeJS.ReadableStream
-  info.setEncoding("utf8")
-  info.on("data", (text: string) => void (prewarmed.info += text))
-  info.on("error", () => {})
+  if (bwrap !== undefined) {
+    const info = child.stdio[3] as NodeJS.ReadableStream
+    info.setEncoding("utf8")
+    info.on("data", (text: string) => void (prewarmed.info += text))
+    info.on("error", () => {})
+  }
   child.on("error", () => void (prewarmed.dead = true))
   child.on("exit", () => void (prewarmed.dead = true))
   ;goPipe(child).on("error", () => {})
@@ -99,10 +138,15 @@ export const goPipe = (child: cp.ChildProcess): NodeJS.WritableStream => (child.
 const sameArgs = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): boolean =>
   a.length === b.length && a.every((x, i) => x === b[i])
 
-/** A spare started for another profile (the session's mode changed since) must never run the call. */
-export const prewarmedFits = (p: Prewarmed, bwrap: string, view: ReadonlyArray<string>, options: CallShape): boolean => {
-  if (p.dead || p.child.exitCode !== null || p.child.signalCode !== null || p.bwrap !== bwrap) return false
-  if (!sameArgs(p.view, view)) return false
+/**
+ * A spare started for another containment or profile (the session's mode changed since) must never
+ * run the call.
+ */
+export const prewarmedFits = (p: Prewarmed, containment: Containment, options: CallShape): boolean => {
+  if (p.dead || p.child.exitCode !== null || p.child.signalCode !== null) return false
+  if (containment._tag === "PidNamespace") {
+    if (p.bwrap !== containment.bwrap || !sameArgs(p.view, containment.view ?? FULL_VIEW)) return false
+  } else if (p.bwrap !== undefined) return false
   if (p.file !== options.file || p.args.length !== options.args.length - 1 || options.cwd.includes("\n")) return false
   for (let i = 0; i < p.args.length; i++) if (p.args[i] !== options.args[i]) return false
   const { PWD: _pwd, ...env } = options.env

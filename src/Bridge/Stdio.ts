@@ -6,6 +6,7 @@
  * broken pipe (the editor went away) is logged and later lines dropped instead of crashing the
  * process with an unhandled 'error' event: stdin ends too, and the agent shuts down from there.
  */
+import type { Writable } from "node:stream"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -33,8 +34,15 @@ export const stdin: Stream.Stream<Uint8Array, StdinError> = Stream.suspend(() =>
  * or after 'drain' when the stream's buffer is full. Never fails: a write error is logged once and
  * the writer goes quiet. Callers must not call it concurrently (the JSON-RPC peer serializes).
  */
-export const lineWriter = (writable: NodeJS.WritableStream): (line: string) => Effect.Effect<void> => {
+export const lineWriter = (writable: Writable): (line: string) => Effect.Effect<void> => {
   let broken: unknown = undefined
+  // The lines written in one turn of the event loop (a call's card updates and its answer, say)
+  // leave in one system call: corked at the first, uncorked once the turn is over.
+  let corked = false
+  const uncork = () => {
+    corked = false
+    writable.uncork()
+  }
   writable.on("error", (error) => {
     broken ??= error ?? new Error("write failed")
   })
@@ -62,6 +70,11 @@ export const lineWriter = (writable: NodeJS.WritableStream): (line: string) => E
         }
         let ok: boolean
         try {
+          if (!corked) {
+            corked = true
+            writable.cork()
+            setImmediate(uncork)
+          }
           ok = writable.write(line + "\n")
         } catch (error) {
           broken ??= error
@@ -79,5 +92,12 @@ export const lineWriter = (writable: NodeJS.WritableStream): (line: string) => E
     })
 }
 
-/** The process's stdout as a protocol line writer. */
-export const stdoutLineWriter = (): (line: string) => Effect.Effect<void> => lineWriter(process.stdout)
+/**
+ * The process's stdout as a protocol line writer. A process that exits at once (after a signal)
+ * still sends the lines of its last turn: stdout to a pipe or file is written synchronously, so
+ * uncorking on 'exit' flushes them (a no-op when nothing is corked).
+ */
+export const stdoutLineWriter = (): (line: string) => Effect.Effect<void> => {
+  process.once("exit", () => process.stdout.uncork())
+  return lineWriter(process.stdout)
+}

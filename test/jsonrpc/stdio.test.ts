@@ -79,7 +79,33 @@ describe("Stdio helpers", () => {
       expect(String(pipe.read())).toBe("x".repeat(100) + "\n")
       yield* Fiber.join(fiber)
       yield* write("small")
+      // Corked until the turn of the event loop is over.
+      yield* Effect.sleep("5 millis")
       expect(String(pipe.read())).toBe("small\n")
+    }))
+
+  it.live("lines written in one turn of the event loop leave in one write, in order", () =>
+    Effect.gen(function*() {
+      const writes: Array<string> = []
+      const sink = new Writable({
+        write: (chunk, _enc, cb) => {
+          writes.push(String(chunk))
+          cb()
+        },
+        writev: (chunks, cb) => {
+          writes.push(chunks.map((c) => String(c.chunk)).join(""))
+          cb()
+        }
+      })
+      const write = Stdio.lineWriter(sink)
+      yield* write("a")
+      yield* write("b")
+      yield* write("c")
+      expect(writes).toEqual([])
+      yield* Effect.sleep("5 millis")
+      yield* write("d")
+      yield* Effect.sleep("5 millis")
+      expect(writes).toEqual(["a\nb\nc\n", "d\n"])
     }))
 
   it.live("a broken output is logged, not thrown, and later lines are dropped", () => {

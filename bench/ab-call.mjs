@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Per-call A/B of builds of the command, interleaved call by call (issue #11): for each build, both
-// containment modes; per round and agent one `true` call after 25 ms idle ("paused") and one sent as
+// containment modes; per round and agent one `true` call 25 ms after an untimed one ("paused") and one sent as
 // soon as that one is answered ("back to back"); the floor (`bash -c true` from Node) once per round.
 // Also the agent's CPU time per call (own, and its reaped children: bwrap), which load stretches less.
 //   node bench/ab-call.mjs ROUNDS WARMUP label=path/to/bin.js [label=path …]
@@ -28,6 +28,10 @@ const fl = []
 for (let i = 0; i < Number(warm) + Number(rounds); i++) {
   if (i === Number(warm)) for (const a of agents) a.cpu0 = cpu(a.pid)
   for (const a of [...agents.slice(i % agents.length), ...agents.slice(0, i % agents.length)]) {
+    // Settle (the previous agent's idle work, spare top-ups, is over), then an untimed call, so the
+    // timed "paused" call comes exactly 25 ms after this agent's previous call (see run.mjs).
+    await sleep(100)
+    await a.call()
     await sleep(25)
     const p = await a.call(); const b = await a.call()
     if (i >= Number(warm)) { a.p.push(p); a.b.push(b) }

@@ -296,6 +296,13 @@ export const PROFILES = [
 
 /** Untimed idle time before each timed call (see benchCall). */
 const IDLE_BETWEEN_CALLS_MS = 25
+/**
+ * Untimed time before each agent's turn, so the idle work one agent does after its calls (starting
+ * its spare processes: a spawn each, 10 ms apart) is over before the next agent's timed calls. The
+ * turn then starts with an untimed call, so that the timed "paused" call comes exactly
+ * {@link IDLE_BETWEEN_CALLS_MS} after that agent's previous call, as a user's prompt would.
+ */
+const SETTLE_BETWEEN_AGENTS_MS = 100
 
 export const benchCall = async ({ agent, rounds, warmup }) => {
   const agents = []
@@ -325,6 +332,8 @@ export const benchCall = async ({ agent, rounds, warmup }) => {
       // also keeps one agent's idle work out of the next agent's timed call. "Back to back": the
       // next prompt is sent as soon as the previous one is answered (a script, or a model issuing
       // several tool calls in a row), so whatever the agent does after a call competes with it.
+      await sleep(SETTLE_BETWEEN_AGENTS_MS)
+      await timedCall(a)
       await sleep(IDLE_BETWEEN_CALLS_MS)
       const paused = await timedCall(a)
       const b2b = await timedCall(a)
@@ -694,7 +703,7 @@ export const markdown = (results, { short, argv }) => {
       "|---|---|---|",
       ...k.modes.filter((m) => m.overFull !== undefined).map((m) => `| ${m.label} | **${ms(m.overFull)}** | ${yes(m.overFullMet)} |`),
       "",
-      `${k.rounds} calls each, after ${k.warmup} untimed warm-up calls; one agent per mode, all interleaved (each round starting with the next mode), each agent's round is one call after ${IDLE_BETWEEN_CALLS_MS} ms of untimed idle time (a user pauses between prompts; bwrap mode starts the next namespace then) and one sent as soon as that one was answered (back to back: a script, or several tool calls in a row). The sessions run in \`${k.cwd}\`, outside any git work tree (no change snapshot).`,
+      `${k.rounds} calls each, after ${k.warmup} untimed warm-up calls; one agent per mode, all interleaved (each round starting with the next mode), each agent's round starts after ${SETTLE_BETWEEN_AGENTS_MS} ms of settle time (the previous agent's idle work is over) with an untimed call, then one timed call ${IDLE_BETWEEN_CALLS_MS} ms after it (a user pauses between prompts; the agent starts its next spare process then) and one sent as soon as that one was answered (back to back: a script, or several tool calls in a row). The sessions run in \`${k.cwd}\`, outside any git work tree (no change snapshot).`,
       ""
     )
   }

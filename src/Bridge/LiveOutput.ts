@@ -15,30 +15,31 @@ export const byteLength = (text: string): number => Buffer.byteLength(text, "utf
 
 const isContinuation = (byte: number | undefined): boolean => byte !== undefined && (byte & 0xc0) === 0x80
 
-/** Splits `text` so the first part has at most `maxBytes` UTF-8 bytes, never inside a character. */
-export const splitAtBytes = (text: string, maxBytes: number): readonly [string, string] => {
-  const bytes = Buffer.from(text, "utf8")
-  if (bytes.length <= maxBytes) return [text, ""]
-  let cut = Math.max(0, maxBytes)
-  while (cut > 0 && isContinuation(bytes[cut])) cut--
-  return [bytes.subarray(0, cut).toString("utf8"), bytes.subarray(cut).toString("utf8")]
-}
-
-/** Drops at least `minBytes` UTF-8 bytes from the front of `text`, never inside a character. */
-const dropFront = (text: string, minBytes: number): { readonly kept: string; readonly dropped: number } => {
-  const bytes = Buffer.from(text, "utf8")
-  let cut = Math.min(bytes.length, minBytes)
-  while (cut < bytes.length && isContinuation(bytes[cut])) cut++
-  return { kept: bytes.subarray(cut).toString("utf8"), dropped: cut }
-}
-
 /** The line the card shows where bytes were skipped. */
 export const skippedNote = (bytes: number): string => `\n[… ${bytes} bytes of output skipped …]\n`
+
+/** Where `bytes` may be cut at or after `at` (never inside a character). */
+const charStartFrom = (bytes: Uint8Array, at: number): number => {
+  let cut = Math.min(bytes.length, Math.max(0, at))
+  while (cut < bytes.length && isContinuation(bytes[cut])) cut++
+  return cut
+}
+
+/** Where `bytes` may be cut at or before `at` (never inside a character). */
+const charStartUpTo = (bytes: Uint8Array, at: number): number => {
+  let cut = Math.min(bytes.length, Math.max(0, at))
+  while (cut > 0 && isContinuation(bytes[cut])) cut--
+  return cut
+}
 
 export class LiveOutput {
   private headLeft: number
   private tailCapacity: number
-  private readonly tail: Array<{ text: string; bytes: number }> = []
+  /**
+   * The rolling tail, as bytes: dropping its front is a view (`subarray`), where text would be
+   * encoded and decoded again for every chunk of a flood. Decoded once, at the end.
+   */
+  private readonly tail: Array<Uint8Array> = []
   private tailSize = 0
   private skippedBytes = 0
   private finished = false
@@ -54,25 +55,30 @@ export class LiveOutput {
     this.headLeft = Math.max(0, budgetBytes - this.tailCapacity)
   }
 
-  /** Takes a chunk; returns the part that may be shown now (the rest waits in the tail). */
-  push(data: string): string {
+  /**
+   * Takes a chunk; returns the part that may be shown now (the rest waits in the tail). `bytes`,
+   * when the caller has them, are `data` as UTF-8 (the executor reads them from the pipe): with
+   * them a chunk past the head is never encoded.
+   */
+  push(data: string, bytes?: Uint8Array): string {
     if (this.finished || data === "") return ""
     this.received = true
     if (this.tail.length === 0 && this.skippedBytes === 0) {
-      const size = byteLength(data)
+      const size = bytes?.length ?? byteLength(data)
       if (size <= this.headLeft) {
         this.headLeft -= size
         return data
       }
-      const [now, later] = splitAtBytes(data, this.headLeft)
+      const all = bytes ?? Buffer.from(data, "utf8")
+      const cut = charStartUpTo(all, this.headLeft)
       // Head bytes left unused by a character that did not fit go to the tail, so output that fits
       // the budget as a whole is always shown whole.
-      this.tailCapacity += this.headLeft - byteLength(now)
+      this.tailCapacity += this.headLeft - cut
       this.headLeft = 0
-      this.keep(later)
-      return now
+      this.keep(all.subarray(cut))
+      return Buffer.from(all.buffer, all.byteOffset, cut).toString("utf8")
     }
-    this.keep(data)
+    this.keep(bytes ?? Buffer.from(data, "utf8"))
     return ""
   }
 
@@ -80,7 +86,7 @@ export class LiveOutput {
   finish(): string {
     if (this.finished) return ""
     this.finished = true
-    const tail = this.tail.map((c) => c.text).join("")
+    const tail = Buffer.concat(this.tail).toString("utf8")
     this.tail.length = 0
     this.tailSize = 0
     return this.skippedBytes > 0 ? skippedNote(this.skippedBytes) + tail : tail
@@ -91,22 +97,20 @@ export class LiveOutput {
     return this.skippedBytes
   }
 
-  private keep(text: string): void {
-    if (text === "") return
-    const bytes = byteLength(text)
-    this.tail.push({ text, bytes })
-    this.tailSize += bytes
+  private keep(bytes: Uint8Array): void {
+    if (bytes.length === 0) return
+    this.tail.push(bytes)
+    this.tailSize += bytes.length
     while (this.tailSize > this.tailCapacity && this.tail.length > 0) {
       const first = this.tail[0]!
       const excess = this.tailSize - this.tailCapacity
-      if (first.bytes <= excess) {
+      if (first.length <= excess) {
         this.tail.shift()
-        this.tailSize -= first.bytes
-        this.skippedBytes += first.bytes
+        this.tailSize -= first.length
+        this.skippedBytes += first.length
       } else {
-        const { kept, dropped } = dropFront(first.text, excess)
-        first.text = kept
-        first.bytes -= dropped
+        const dropped = charStartFrom(first, excess)
+        this.tail[0] = first.subarray(dropped)
         this.tailSize -= dropped
         this.skippedBytes += dropped
       }

@@ -140,11 +140,11 @@ const makeSessionMapper = (
         yield* sendOutput(callId, state, data)
       })
 
-    const onOutput = (callId: string, data: string) =>
+    const onOutput = (callId: string, data: string, bytes: Uint8Array | undefined) =>
       Effect.gen(function*() {
         const state = calls.get(callId)
         if (state === undefined || state.form._tag !== "Card") return
-        state.pending += state.live.push(data)
+        state.pending += state.live.push(data, bytes)
         if (!config.liveOutput || state.pending === "" || state.timer !== undefined) return
         const wait = state.lastEmitAt + config.coalesceMs - (yield* Clock.currentTimeMillis)
         if (wait <= 0) return yield* flushPending(callId, state)
@@ -272,7 +272,7 @@ const makeSessionMapper = (
               ? send({ sessionUpdate: "tool_call_update", toolCallId: event.callId, status: "in_progress" })
               : Effect.void
           case "ToolOutput":
-            return onOutput(event.callId, event.data)
+            return onOutput(event.callId, event.data, event.bytes)
           case "ToolCallCompleted":
             return onCompleted(event.callId, event.presentation)
           case "ToolCallFilesChanged":

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as FastCheck from "effect/FastCheck"
-import { byteLength, LiveOutput, skippedNote, splitAtBytes } from "../../src/Bridge/LiveOutput.js"
+import { byteLength, LiveOutput, skippedNote } from "../../src/Bridge/LiveOutput.js"
 
-const drain = (live: LiveOutput, chunks: ReadonlyArray<string>) => {
-  const shown = chunks.map((c) => live.push(c)).join("")
+const drain = (live: LiveOutput, chunks: ReadonlyArray<string>, withBytes = false) => {
+  const shown = chunks.map((c) => withBytes ? live.push(c, Buffer.from(c, "utf8")) : live.push(c)).join("")
   return { live: shown, end: live.finish() }
 }
 
@@ -20,10 +20,28 @@ describe("LiveOutput", () => {
     expect(end).toBe(skippedNote(all.length - 200) + all.slice(-50))
   })
 
-  it("never splits a character", () => {
-    expect(splitAtBytes("aé€😀", 4)).toEqual(["aé", "€😀"])
-    expect(splitAtBytes("😀", 3)).toEqual(["", "😀"])
+  it("never splits a character, at the head's end or in the tail", () => {
+    for (const withBytes of [false, true]) {
+      expect(drain(new LiveOutput(4, 0), ["aé€😀"], withBytes).live).toBe("aé")
+      expect(drain(new LiveOutput(3, 0), ["😀"], withBytes).live).toBe("")
+      // Tail of 5 bytes: "😀" (4) fits, "€😀" (7) does not; the cut lands before the emoji.
+      expect(drain(new LiveOutput(5, 5), ["x€😀"], withBytes).end).toBe(skippedNote(4) + "😀")
+    }
   })
+
+  it.prop(
+    "the bytes a caller passes change nothing: the same head, note and tail as from the text",
+    [
+      FastCheck.array(FastCheck.string({ unit: "grapheme", maxLength: 40 }), { maxLength: 40 }),
+      FastCheck.integer({ min: 0, max: 300 }),
+      FastCheck.integer({ min: 0, max: 100 })
+    ],
+    ([chunks, budget, tailWanted]) => {
+      const tail = Math.min(budget, tailWanted)
+      expect(drain(new LiveOutput(budget, tail), chunks, true)).toEqual(drain(new LiveOutput(budget, tail), chunks))
+    },
+    { fastCheck: { numRuns: 300 } }
+  )
 
   it.prop(
     "shows a prefix, then the note and a suffix, each byte at most once, within the budget",

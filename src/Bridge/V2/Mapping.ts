@@ -27,7 +27,7 @@ import * as Intent from "../../Presentation/Intent.js"
 import { RpcError } from "../JsonRpc.js"
 import { defaultConfig, type MappingConfig, type SessionMapper } from "../Mapping.js"
 import { textBlock } from "../SessionUpdate.js"
-import { ByteBudget } from "./ByteBudget.js"
+import { DisplayBudget } from "../DisplayBudget.js"
 import {
   CANCEL,
   diffContent,
@@ -57,7 +57,7 @@ interface CallState {
   readonly terminal: boolean
   /** The call's own text content (a description), which a plain call re-states at its end. */
   readonly callTexts: ReadonlyArray<ToolCallContent>
-  readonly budget: ByteBudget
+  readonly budget: DisplayBudget
   readonly stream: TerminalStream
   readonly cancel: Effect.Effect<void> | undefined
   /** `capabilities.cancel` is advertised now. */
@@ -104,7 +104,7 @@ export const make = (
         const state: CallState = {
           terminal,
           callTexts: call._tag === "Diff" ? [] : texts(call.content),
-          budget: new ByteBudget(config.displayBudgetBytes, config.displayTailBytes),
+          budget: new DisplayBudget(config.displayBudgetBytes, config.displayTailBytes),
           stream: new TerminalStream(callId, streams),
           cancel,
           cancellable,
@@ -159,7 +159,7 @@ export const make = (
         const snapshot = !state.budget.received && output !== undefined && output !== ""
           ? state.budget.push(Buffer.from(output, "utf8"))
           : undefined
-        const rest = state.budget.finish()
+        const rest = state.budget.finishBytes()
         if (snapshot === undefined) yield* state.stream.push(rest)
         yield* state.stream.close
         yield* send({

@@ -1,9 +1,10 @@
 /**
  * How commands are contained, decided once per executor: process groups or a bwrap pid namespace
  * (`DSH_ACP_CONTAINMENT`, or a probe), and whether bwrap can also make the sandbox profiles here.
- * Both probes are lazy (they start with the first session, so the agent's start is not delayed)
- * and logged once.
+ * Both answers are lazy (they start with the first session, so the agent's start is not delayed)
+ * and logged once. Under `auto` one bwrap run usually gives both (see {@link probeContainment}).
  */
+import * as os from "node:os"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as FiberId from "effect/FiberId"
@@ -55,9 +56,30 @@ export const resolveContainment = (mode: ContainmentMode): Effect.Effect<Effect.
   }
 }
 
-const probeContainment = (): Effect.Effect<ChildProcess.Containment> =>
-  ChildProcess.probeBwrap().pipe(
-    Effect.tap((probe) => {
+/**
+ * The sandbox verdict the `auto` probe reached for the containment value it made, and the writable
+ * directory it bound to reach it. Written once, when the value is made; the value is the proof.
+ */
+const probedSandbox = new WeakMap<ChildProcess.Containment, { readonly dir: string; readonly support: Sandbox.Support }>()
+
+/**
+ * The `auto` probe: bwrap under the sandbox's strictest view first (a pid namespace, a read-only
+ * root, a private `/tmp`, a writable bind, no network). Where that runs, the pid namespace works
+ * too, and the sandbox's answer is known from the same run: one bwrap instead of two, on the path
+ * of the first `session/new` (whose modes wait for the sandbox's answer; each bwrap blocks the
+ * event loop for its spawn and takes ~30 ms to run). Where it does not (no bwrap, or a container
+ * that forbids network namespaces), the plain pid namespace is probed as before.
+ */
+const probeContainment = (): Effect.Effect<ChildProcess.Containment> => {
+  const dir = os.tmpdir()
+  return Sandbox.probe("bwrap", dir).pipe(
+    Effect.flatMap((sandbox) =>
+      Effect.map(
+        sandbox._tag === "Available" ? Effect.succeed<ChildProcess.ProbeResult>({ _tag: "Works" }) : ChildProcess.probeBwrap(),
+        (probe) => ({ probe, sandbox })
+      )
+    ),
+    Effect.tap(({ probe }) => {
       switch (probe._tag) {
         case "Works":
           return Effect.logInfo("containment: bwrap pid namespace")
@@ -67,8 +89,14 @@ const probeContainment = (): Effect.Effect<ChildProcess.Containment> =>
           return Effect.logWarning(`containment: process groups (bwrap does not work here: ${probe.reason.split("\n")[0]})`)
       }
     }),
-    Effect.map((probe) => probe._tag === "Works" ? pidNamespace : ChildProcess.processGroup)
+    Effect.map(({ probe, sandbox }) => {
+      if (probe._tag !== "Works") return ChildProcess.processGroup
+      const containment: ChildProcess.Containment = { ...pidNamespace }
+      probedSandbox.set(containment, { dir, support: sandbox })
+      return containment
+    })
   )
+}
 
 /**
  * Whether the sandbox profiles work, asked once (lazily) and logged: they need a bwrap namespace
@@ -80,14 +108,18 @@ export const resolveSandbox = (
   tempDir: string
 ): Effect.Effect<Effect.Effect<Sandbox.Support>> =>
   lazyOnce(
-    Effect.zipWith(containmentOf, Sandbox.probe("bwrap", tempDir), (containment, probe): Sandbox.Support =>
-      containment._tag === "ProcessGroup"
-        ? { _tag: "Unavailable", reason: "commands run in process groups, not in bwrap namespaces" }
-        : probe, { concurrent: true }).pipe(
-        Effect.tap((support) =>
-          support._tag === "Available"
-            ? Effect.logInfo("sandbox: the read-only and workspace profiles are available")
-            : Effect.logInfo(`sandbox: only the full profile is offered (${support.reason})`)
-        )
+    Effect.flatMap(containmentOf, (containment): Effect.Effect<Sandbox.Support> => {
+      if (containment._tag === "ProcessGroup") {
+        return Effect.succeed({ _tag: "Unavailable", reason: "commands run in process groups, not in bwrap namespaces" })
+      }
+      // Asked already by the `auto` probe, for the same writable directory: not asked again.
+      const probed = probedSandbox.get(containment)
+      return probed !== undefined && probed.dir === tempDir ? Effect.succeed(probed.support) : Sandbox.probe("bwrap", tempDir)
+    }).pipe(
+      Effect.tap((support) =>
+        support._tag === "Available"
+          ? Effect.logInfo("sandbox: the read-only and workspace profiles are available")
+          : Effect.logInfo(`sandbox: only the full profile is offered (${support.reason})`)
       )
+    )
   )

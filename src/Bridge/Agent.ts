@@ -7,7 +7,6 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { randomUUID } from "node:crypto"
 import { Harness, type PromptBlock } from "../Harness/Harness.js"
 import { Capabilities } from "./Capabilities.js"
 import { JsonRpc, RpcError } from "./JsonRpc.js"
@@ -16,6 +15,7 @@ import * as Modes from "./Modes.js"
 import * as Permission from "./Permission.js"
 import * as Persistence from "./Persistence.js"
 import * as Session from "./Session.js"
+import * as SessionId from "./SessionId.js"
 import { SessionStore } from "./SessionStore.js"
 import * as V2 from "./V2/Agent.js"
 import * as V2Wire from "./V2/Wire.js"
@@ -120,7 +120,7 @@ export const serve = <E, R>(
 
     yield* peer.handle(Wire.Method.sessionNew, Wire.NewSessionParams, (params, request) =>
       whenInitialized(Effect.gen(function*() {
-        const id = `dsh-${randomUUID()}`
+        const id = SessionId.make()
         const isV2 = yield* v2.active
         const opened = yield* (isV2 || Option.isNone(persistence)
           ? Session.open({

@@ -1,0 +1,45 @@
+#!/usr/bin/env node
+// Start-up A/B of builds of the command, interleaved round by round: spawn → `initialize`
+// answered, spawn → `session/new` answered (Zed sends it right after `initialize`), and spawn →
+// the first `true` prompt answered (so a cost moved out of `session/new` into the first command
+// shows). Each agent keeps its sessions in a temp state directory. The first round is discarded
+// (page cache); medians, and the spread (p25-p75), of the rest.
+//   node bench/ab-start.mjs ROUNDS label=path/to/bin.js [label=path …]
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Client, median, percentile } from "./run.mjs"
+
+const [rounds, ...builds] = process.argv.slice(2)
+const agents = builds.map((b) => {
+  const [label, path] = b.split("=")
+  return { label, path, init: [], session: [], prompt: [] }
+})
+const state = mkdtempSync(join(tmpdir(), "dsh-acp-ab-start-"))
+const cwd = mkdtempSync(join(tmpdir(), "dsh-acp-ab-start-cwd-"))
+try {
+  for (let i = 0; i < Number(rounds); i++) {
+    for (const a of agents) {
+      const start = performance.now()
+      const c = new Client(a.path, { env: { XDG_STATE_HOME: state } })
+      await c.initialize()
+      const init = performance.now() - start
+      const id = await c.newSession(cwd)
+      const session = performance.now() - start
+      await c.prompt(id, "true")
+      const prompt = performance.now() - start
+      await c.close()
+      if (i === 0) continue
+      a.init.push(init)
+      a.session.push(session)
+      a.prompt.push(prompt)
+    }
+  }
+} finally {
+  rmSync(state, { recursive: true, force: true })
+  rmSync(cwd, { recursive: true, force: true })
+}
+const show = (xs) => `${median(xs).toFixed(1)} (${percentile(xs, 25).toFixed(0)}-${percentile(xs, 75).toFixed(0)})`
+console.log(`${Number(rounds) - 1} rounds, medians in ms (p25-p75)`)
+console.log("| build | → initialize | → session/new | → first `true` answered |\n|---|---|---|---|")
+for (const a of agents) console.log(`| ${a.label} | ${show(a.init)} | ${show(a.session)} | ${show(a.prompt)} |`)

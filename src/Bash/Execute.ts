@@ -7,7 +7,6 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
-import * as crypto from "node:crypto"
 import { StringDecoder } from "node:string_decoder"
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
@@ -17,6 +16,7 @@ import type * as Scope from "effect/Scope"
 import { BashError, type BashConfig, type BashResult, MAX_TIMEOUT_MS } from "./Bash.js"
 import * as ChildProcess from "./ChildProcess.js"
 import * as EnvScrub from "./EnvScrub.js"
+import { randomHex } from "./Random.js"
 import type { ExitStatus } from "../Terminal/ExitStatus.js"
 import { OutputBudget } from "./OutputBudget.js"
 import * as ShellScript from "./ShellScript.js"
@@ -30,11 +30,11 @@ export const timeouts = (requested: number | undefined, fallback: number | undef
   return want > MAX_TIMEOUT_MS ? { timeoutMs: MAX_TIMEOUT_MS, clampedMs: MAX_TIMEOUT_MS } : { timeoutMs: want, clampedMs: undefined }
 }
 
-/** This process's random part of temp names, drawn once: `crypto.randomBytes` per file costs every call. */
+/** This process's random part of temp names, drawn once: random bytes per file would cost every call. */
 let processTag: string | undefined
 let tempCounter = 0
 /** Unique among every process sharing a temp directory (the random part) and within this one (the counter). */
-const uniqueSuffix = (): string => `${processTag ??= crypto.randomBytes(6).toString("hex")}-${++tempCounter}`
+const uniqueSuffix = (): string => `${processTag ??= randomHex(6)}-${++tempCounter}`
 
 export interface ExecSpec {
   readonly command: string

@@ -2,9 +2,9 @@
  * The exact bytes a command wrote, kept for when its model text turns out truncated (see
  * `OutputBudget`): the model is told where to read them.
  */
-import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { randomHex } from "./Random.js"
 
 /** Raw bytes before the full-output file is opened; past this they go to the file. */
 const SPILL_BYTES = 1 << 20
@@ -76,7 +76,7 @@ export class FullOutput {
   private open(): void {
     try {
       fs.mkdirSync(this.dir, { recursive: true })
-      this.filePath = path.join(this.dir, `dsh-acp-output-${Date.now()}-${crypto.randomBytes(4).toString("hex")}.log`)
+      this.filePath = path.join(this.dir, `dsh-acp-output-${Date.now()}-${randomHex(4)}.log`)
       this.fd = fs.openSync(this.filePath, "wx", 0o600)
     } catch {
       this.failed = true

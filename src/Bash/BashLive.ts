@@ -4,8 +4,8 @@
  * background tasks. This module is the wiring of a session; the parts:
  *   Execute      one call, spawn → wait → drain → kill what is left → rendered result
  *   ChildProcess the process and its kill sequence (NamespaceInit / NamespaceWatch: the pid-namespace
- *                protocol; Prewarm: a namespace started ahead; ProcScan: the /proc scans)
- *   SparePool    the session's namespaces started ahead of its calls
+ *                protocol; Prewarm: a process started ahead; ProcScan: the /proc scans)
+ *   SparePool    the session's processes (and namespaces) started ahead of its calls
  *   Tasks        background tasks (a FiberMap, a bounded history)
  *   ShellScript  the script around the command (cwd and status records that survive trap and exec)
  *   Workdir      where a call runs and whether it moved the session

@@ -99,20 +99,18 @@ const status = (git: Git, root: string): Effect.Effect<Map<string, StatusEntry>,
     git.run(root, [...off, ...statusArgs]).pipe(Effect.map((out) => new Map(parse(out).filter(shown).map((e) => [e.key, e])))))
 
 /**
- * The status of the work tree holding `cwd`, with stats and bounded copies of the dirty files.
- * None outside a work tree (found with `stat` calls only: no process is spawned); fails when git
- * does (a `.git` git rejects, a repository owned by another user, no `git` on PATH).
+ * A snapshot from a status already taken (`entries`, begun at `startedAtMs` / `started`): stats
+ * and bounded copies of the files it lists, taken now. Valid as long as nothing changed since the
+ * status began.
  */
-export const snapshotOrFail = (cwd: string, options: Options = {}): Effect.Effect<Option.Option<Snapshot>, GitError> =>
+const capture = (
+  root: string,
+  entries: ReadonlyMap<string, StatusEntry>,
+  limits: Limits,
+  startedAtMs: number,
+  started: number
+): Effect.Effect<Snapshot> =>
   Effect.gen(function*() {
-    const found = yield* findWorkTree(cwd)
-    if (Option.isNone(found)) return Option.none()
-    const root = found.value
-    const git = options.git ?? live
-    const limits = limitsOf(options)
-    const startedAtMs = Date.now()
-    const started = performance.now()
-    const entries = yield* status(git, root)
     const rootReal = yield* Files.realRoot(root)
     const sorted = [...entries.values()].sort((a, b) => Buffer.compare(a.path, b.path))
     const stats = yield* Effect.forEach(sorted, (e) => Files.lstat(Files.join(root, e.path)))
@@ -132,14 +130,22 @@ export const snapshotOrFail = (cwd: string, options: Options = {}): Effect.Effec
     })
     let copiedBytes = 0
     for (const [, f] of files) if (f.copy._tag === "Bytes") copiedBytes += f.copy.bytes.length
-    return Option.some<Snapshot>({
-      root,
-      files: new Map(files),
-      startedAtMs,
-      durationMs: performance.now() - started,
-      copiedBytes,
-      limits
-    })
+    return { root, files: new Map(files), startedAtMs, durationMs: performance.now() - started, copiedBytes, limits }
+  })
+
+/**
+ * The status of the work tree holding `cwd`, with stats and bounded copies of the dirty files.
+ * None outside a work tree (found with `stat` calls only: no process is spawned); fails when git
+ * does (a `.git` git rejects, a repository owned by another user, no `git` on PATH).
+ */
+export const snapshotOrFail = (cwd: string, options: Options = {}): Effect.Effect<Option.Option<Snapshot>, GitError> =>
+  Effect.gen(function*() {
+    const found = yield* findWorkTree(cwd)
+    if (Option.isNone(found)) return Option.none()
+    const startedAtMs = Date.now()
+    const started = performance.now()
+    const entries = yield* status(options.git ?? live, found.value)
+    return Option.some(yield* capture(found.value, entries, limitsOf(options), startedAtMs, started))
   })
 
 /** {@link snapshotOrFail}, with a git failure as None (logged at debug level). */
@@ -192,9 +198,25 @@ const render = (path: string, change: Change, old: Files.Content, now: Files.Con
  * What changed since `before`: a second status, compared. Fails only when that `git status` fails.
  */
 export const changes = (before: Snapshot, options: Options = {}): Effect.Effect<FileChanges, GitError> =>
+  Effect.map(compare(before, options), (c) => c.changes)
+
+/**
+ * {@link changes}, and the second status as the snapshot a next command can start from (its
+ * stats and copies taken after the comparison: valid while nothing changes after the status began).
+ */
+export const changesAndNext = (
+  before: Snapshot,
+  options: Options = {}
+): Effect.Effect<{ readonly changes: FileChanges; readonly next: Snapshot }, GitError> =>
+  Effect.flatMap(compare(before, options), ({ after, changes, started, startedAtMs }) =>
+    Effect.map(capture(before.root, after, before.limits, startedAtMs, started), (next) => ({ changes, next })))
+
+const compare = (before: Snapshot, options: Options) =>
   Effect.gen(function*() {
     const git = options.git ?? live
     const { root, limits } = before
+    const startedAtMs = Date.now()
+    const started = performance.now()
     const after = yield* status(git, root)
     const rootReal = yield* Files.realRoot(root)
     const keys = [...new Set([...before.files.keys(), ...after.keys()])].sort()
@@ -242,7 +264,7 @@ export const changes = (before: Snapshot, options: Options = {}): Effect.Effect<
         }))
       for (const r of rendered) if (Option.isSome(r)) files.push(r.value)
     }
-    return { files, omitted: candidates.length - next }
+    return { changes: { files, omitted: candidates.length - next } satisfies FileChanges, after, started, startedAtMs }
   })
 
 const blobFor = (blob: { readonly size: number; readonly bytes?: Buffer } | undefined): Files.Content =>

@@ -62,7 +62,7 @@ const runAgent = (options: AgentOptions) =>
       ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }),
       allowNetwork: options.allowNetwork
     })),
-    Effect.provideService(ChangeSettings.Settings, { enabled: options.diffs, budgetMs: ChangeSettings.budgetFromEnv() }),
+    Effect.provideService(ChangeSettings.Settings, { enabled: options.diffs, budgetMs: ChangeSettings.budgetFromEnv(), watch: ChangeSettings.watchFromEnv() }),
     Effect.provide(stderrLogger(options.logLevel))
   )
 

@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process"
 import { mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type AgentProcess, cardsOf, connectClient, type Json, protocolViolations, spawnAgent } from "../support/agentProcess.js"
+import { type AgentProcess, cardsOf, connectClient, eventually, type Json, protocolViolations, spawnAgent } from "../support/agentProcess.js"
 import { replayLikeZed } from "../support/zedReplay.js"
 
 const forms: ReadonlyArray<{ readonly form: string; readonly capabilities: acp.ClientCapabilities }> = [
@@ -114,6 +114,40 @@ describe("changed files switched off", () => {
     const [card] = cardsOf(updates)
     expect(card!.updates.at(-1)).toBe(card!.final)
     expect(JSON.stringify(updates)).not.toContain("\"diff\"")
+    expect(protocolViolations(agent, client)).toEqual([])
+  })
+})
+
+describe.each(["full", "workspace"])("changed files with the work-tree watcher armed (--sandbox %s)", (sandbox) => {
+  it("an edit saved just before a prompt is not the command's; the command's own writes are", async () => {
+    const agent = spawnAgent(["--log-level", "debug", "--sandbox", sandbox], { DSH_ACP_DIFFS_BUDGET_MS: "20000" })
+    agents.push(agent)
+    const client = await connectClient(agent, { _meta: { terminal_output: true } })
+    const cwd = makeRepo()
+    writeFileSync(join(cwd, ".gitignore"), "build/\n")
+    git(cwd, "add", ".gitignore")
+    git(cwd, "commit", "-qm", "ignore")
+    const sessionId = await client.newSession(cwd)
+    const diffsOf = async (command: string) => {
+      const { updates } = await client.prompt(sessionId, command)
+      const [card] = cardsOf(updates)
+      return card!.updates.flatMap((u) => ((u.content ?? []) as Array<Json>).filter((c) => c.type === "diff"))
+        .map((d) => [d.path.slice(cwd.length + 1), d.oldText, d.newText])
+    }
+    // The first comparison sets the watcher up, in the background.
+    expect(await diffsOf("true")).toEqual([])
+    await eventually("the watcher armed", () => agent.stderrLines.find((l) => l.includes(`watching`) && l.includes(cwd)))
+    expect(await diffsOf("true")).toEqual([])
+    expect(await diffsOf("echo y > y.txt")).toEqual([["y.txt", null, "y\n"]])
+    // The user saves, then sends the next prompt at once.
+    writeFileSync(join(cwd, "tracked.txt"), "saved by the user\n")
+    expect(await diffsOf("echo z > z.txt")).toEqual([["z.txt", null, "z\n"]])
+    expect(await diffsOf("mkdir -p build && echo o > build/out.o")).toEqual([])
+    expect(await diffsOf("sed -i 's/user/USER/' tracked.txt")).toEqual([["tracked.txt", "saved by the user\n", "saved by the USER\n"]])
+    expect(await diffsOf("mkdir sub && echo s > sub/s.txt")).toEqual([["sub/s.txt", null, "s\n"]])
+    expect(await diffsOf("true")).toEqual([])
+    expect(await diffsOf("echo t > sub/t.txt")).toEqual([["sub/t.txt", null, "t\n"]])
+    expect(agent.stderrLines.filter((l) => l.includes("not watching"))).toEqual([])
     expect(protocolViolations(agent, client)).toEqual([])
   })
 })

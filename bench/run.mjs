@@ -45,8 +45,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 // to time it) but keeps nothing it does not need, so it is never the bottleneck.
 
 export class Client {
-  constructor(agentPath, { onUpdate, env, nodeArgs = [] } = {}) {
-    this.child = spawn(process.execPath, [...nodeArgs, agentPath], { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, ...env } })
+  constructor(agentPath, { onUpdate, env, nodeArgs = [], args = [] } = {}) {
+    this.child = spawn(process.execPath, [...nodeArgs, agentPath, ...args], { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, ...env } })
     // A dead agent surfaces as rejected requests (see 'exit'), not as an unhandled EPIPE.
     this.child.stdin.on("error", () => {})
     this.pid = this.child.pid

@@ -151,6 +151,21 @@ describe("ChangeTracker with a work-tree watcher", () => {
       }
     }))
 
+  it.scopedLive("a linked worktree: its index and HEAD (in the main repository's .git/worktrees) are watched", () =>
+    Effect.gen(function*() {
+      const main = initRepo(yield* tempDir(), { "tracked.txt": "a\n" })
+      const linked = path.join(yield* tempDir(), "linked")
+      git(main, "worktree", "add", "-q", linked)
+      fs.writeFileSync(path.join(linked, "tracked.txt"), "b\n")
+      const { run } = yield* warmTracker(linked)
+      expect((yield* run("true")).spawned).toBe(0)
+      const added = yield* Effect.suspend(() => (git(linked, "add", "tracked.txt"), run("true")))
+      // A fresh snapshot (in a linked worktree also `git config`, for the filters: GitFilters).
+      expect(added.spawnedBefore).toBeGreaterThan(0)
+      const edited = yield* run("echo c > tracked.txt")
+      expect(names(edited.changes)).toEqual([["tracked.txt", "modified", "b\n", "c\n"]])
+    }))
+
   it.scopedLive("a new directory is watched once the tree is re-walked; so are empty and ignored-only ones", () =>
     Effect.gen(function*() {
       const repo = initRepo(yield* tempDir(), { ".gitignore": "*.log\n", "logs/old.log": "" })

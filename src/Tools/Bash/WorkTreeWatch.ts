@@ -117,10 +117,11 @@ export const make = (
 
     const onEvent = (dir: BytePath, kind: Kind) => (event: string, filename: Buffer | string | null) => {
       bump()
-      if (kind === "gitTop") return
-      if (kind === "exclude" || filename === null) return stale()
-      const name = typeof filename === "string" ? Buffer.from(filename).toString("latin1") : filename.toString("latin1")
-      if (name === ".gitignore") return stale()
+      const name = filename === null ? undefined : (typeof filename === "string" ? Buffer.from(filename) : filename).toString("latin1")
+      // In the git directory only the config (`core.excludesFile`) and a new `info/` can change
+      // which directories are ignored; the rest (index, HEAD, refs) moves the number, nothing more.
+      if (kind === "gitTop") return name === "config" || name === "info" ? stale() : undefined
+      if (kind === "exclude" || name === undefined || name === ".gitignore") return stale()
       const child = childOf(dir, name)
       // A watched directory renamed, removed or replaced: its watch follows the old inode.
       if (watched.has(child)) {

@@ -204,6 +204,19 @@ describe("ChangeTracker with a work-tree watcher", () => {
       expect(names(edit.changes)).toEqual([["a.ts", "modified", "a\n", "b\n"]])
     }))
 
+  it.scopedLive("a directory no longer ignored (.gitignore edited) is watched after the re-walk", () =>
+    Effect.gen(function*() {
+      const repo = initRepo(yield* tempDir(), { ".gitignore": "gen/\n", "a.txt": "a\n" })
+      fs.mkdirSync(path.join(repo, "gen"))
+      const { run, tracker } = yield* warmTracker(repo)
+      const edited = yield* run("printf '' > .gitignore")
+      expect(names(edited.changes)).toEqual([[".gitignore", "modified", "gen/\n", ""]])
+      yield* phaseIs(tracker, repo, "armed")
+      yield* run("true")
+      const inGen = yield* run("echo g > gen/g.txt")
+      expect(names(inGen.changes)).toEqual([["g.txt", "created", null, "g\n"]])
+    }))
+
   it.scopedLive("over the directory bound: not watched, a status before and after every call, diffs as before", () =>
     Effect.gen(function*() {
       const repo = initRepo(yield* tempDir(), { "a/1.txt": "1\n", "b/2.txt": "2\n", "c/3.txt": "3\n" })

@@ -136,7 +136,7 @@ describe.each(["full", "workspace"])("changed files with the work-tree watcher a
     }
     // The first comparison sets the watcher up, in the background.
     expect(await diffsOf("true")).toEqual([])
-    await eventually("the watcher armed", () => agent.stderrLines.find((l) => l.includes(`watching`) && l.includes(cwd)))
+    await eventually("the watcher armed", () => agent.stderrLines.find((l) => l.includes("changed files: watching") && l.includes(cwd)))
     expect(await diffsOf("true")).toEqual([])
     expect(await diffsOf("echo y > y.txt")).toEqual([["y.txt", null, "y\n"]])
     // The user saves, then sends the next prompt at once.

@@ -204,6 +204,19 @@ describe("ChangeTracker with a work-tree watcher", () => {
       expect(names(edit.changes)).toEqual([["a.ts", "modified", "a\n", "b\n"]])
     }))
 
+  it.scopedLive("a file force-added under an ignored directory is watched from then on (the index asks for a re-walk)", () =>
+    Effect.gen(function*() {
+      const repo = initRepo(yield* tempDir(), { ".gitignore": "build/\n", "a.txt": "a\n" })
+      fs.mkdirSync(path.join(repo, "build"))
+      fs.writeFileSync(path.join(repo, "build", "x"), "x\n")
+      const { run, tracker } = yield* warmTracker(repo)
+      yield* run("git add -f build/x && git -c user.name=t -c user.email=t@t commit -qm force")
+      yield* phaseIs(tracker, repo, "armed")
+      yield* run("true")
+      const edit = yield* run("echo x2 >> build/x")
+      expect(names(edit.changes)).toEqual([["x", "modified", "x\n", "x\nx2\n"]])
+    }))
+
   it.scopedLive("a directory no longer ignored (.gitignore edited) is watched after the re-walk", () =>
     Effect.gen(function*() {
       const repo = initRepo(yield* tempDir(), { ".gitignore": "gen/\n", "a.txt": "a\n" })

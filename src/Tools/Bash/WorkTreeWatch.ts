@@ -113,14 +113,27 @@ export const make = (
       for (const w of watched.values()) w.watcher.close()
       watched.clear()
     }
-    yield* Effect.addFinalizer(() => Effect.sync(closeAll))
+    // Once the scope has closed, a rescan still finishing (its fiber is interrupted after this
+    // finalizer) must not set up watches nobody would close.
+    const closed = MutableRef.make(false)
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        MutableRef.set(closed, true)
+        closeAll()
+      })
+    )
 
     const onEvent = (dir: BytePath, kind: Kind) => (event: string, filename: Buffer | string | null) => {
       bump()
       const name = filename === null ? undefined : (typeof filename === "string" ? Buffer.from(filename) : filename).toString("latin1")
-      // In the git directory only the config (`core.excludesFile`) and a new `info/` can change
-      // which directories are ignored; the rest (index, HEAD, refs) moves the number, nothing more.
-      if (kind === "gitTop") return name === "config" || name === "info" ? stale() : undefined
+      // In the git directory the config (`core.excludesFile`) and a new `info/` can change which
+      // directories are ignored, and so can the index: a file force-added (`git add -f`) or checked
+      // out under an ignored directory makes git report it, so that directory must be watched from
+      // then on. The rest (HEAD, refs) moves the number, nothing more.
+      if (kind === "gitTop") {
+        const reWalk = name === "config" || name === "info" || (name === "index" && MutableRef.get(ignored).size > 0)
+        return reWalk ? stale() : undefined
+      }
       if (kind === "exclude" || name === undefined || name === ".gitignore") return stale()
       const child = childOf(dir, name)
       // A watched directory renamed, removed or replaced: its watch follows the old inode.
@@ -136,7 +149,7 @@ export const make = (
 
     /** Watches `dir`; false when the kernel refuses (out of watches): the whole watcher is off. */
     const watch = (dir: BytePath, kind: Kind): boolean => {
-      if (watched.has(dir)) return true
+      if (watched.has(dir) || MutableRef.get(closed)) return true
       try {
         const watcher = fs.watch(bytes(dir), { persistent: false, encoding: "buffer" }, onEvent(dir, kind))
         // An errored watch reports nothing more: drop it, and let a rescan set it up again.

@@ -36,6 +36,20 @@ let tempCounter = 0
 /** Unique among every process sharing a temp directory (the random part) and within this one (the counter). */
 const uniqueSuffix = (): string => `${processTag ??= randomHex(6)}-${++tempCounter}`
 
+/**
+ * How many bytes at the end of `bytes` are the start of a UTF-8 character still missing its last
+ * bytes (what a decoder holds back until the next read): 0 when the last character is complete.
+ */
+export const incompleteTail = (bytes: Uint8Array): number => {
+  for (let back = 1; back <= Math.min(3, bytes.length); back++) {
+    const b = bytes[bytes.length - back]!
+    if ((b & 0xc0) === 0x80) continue
+    const length = b >= 0xf8 ? 1 : b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1
+    return length > back ? back : 0
+  }
+  return 0
+}
+
 export interface ExecSpec {
   readonly command: string
   readonly cwd: string
@@ -105,7 +119,11 @@ export const execute = (
     yield* Effect.addFinalizer(() => Effect.sync(() => budget.abort()))
     // A multi-byte character split across two chunks is completed by the next one.
     const decoder = new StringDecoder("utf8")
-    /** Raw bytes read but not yet reported: their text is still inside the decoder (a split character). */
+    /**
+     * Raw bytes read but not yet reported: their text is still inside the decoder (a character split
+     * across two reads). Each reported chunk's bytes are exactly the bytes its text was decoded from,
+     * so a consumer cutting the bytes (the card's display budget) never cuts a character in two.
+     */
     let heldBytes: Uint8Array | undefined
     const takeBytes = (chunk: Uint8Array): Uint8Array => {
       if (heldBytes === undefined) return chunk
@@ -126,11 +144,11 @@ export const execute = (
       onData: (chunk, pipes) => {
         const text = decoder.write(chunk)
         budget.write(chunk, text)
-        if (text === "") {
-          heldBytes = takeBytes(chunk)
-          return
-        }
-        const wait = spec.onOutput(text, takeBytes(chunk))
+        const bytes = takeBytes(chunk)
+        const complete = text === "" ? 0 : bytes.length - incompleteTail(bytes)
+        if (complete < bytes.length) heldBytes = bytes.subarray(complete)
+        if (text === "") return
+        const wait = spec.onOutput(text, complete < bytes.length ? bytes.subarray(0, complete) : bytes)
         if (wait !== undefined) {
           paused = true
           pipes.pause()

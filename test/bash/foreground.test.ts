@@ -118,6 +118,17 @@ describe.skipIf(skip !== undefined)(`foreground (${mode}${skip === undefined ? "
       expect(r2.parts.backgroundJobsKilled).toBeUndefined()
     }))
 
+  it.scopedLive("a character split across two pipe reads: each output event's bytes are exactly its text's", () =>
+    Effect.gen(function*() {
+      const s = yield* session()
+      // "a€b" written as 61 e2 82 | (pause: a second read) | ac 62.
+      const r = yield* run(s, { command: String.raw`printf 'a\xe2\x82'; sleep 0.2; printf '\xac''b'` })
+      const outputs = r.events.flatMap((e) => (e._tag === "Output" ? [e] : []))
+      expect(outputs.map((e) => e.data).join("")).toBe("a€b")
+      expect(outputs.length).toBeGreaterThan(1)
+      for (const e of outputs) expect(Buffer.from(e.bytes!).toString("utf8")).toBe(e.data)
+    }))
+
   it.scopedLive("stdin is /dev/null: cat returns at once", () =>
     Effect.gen(function*() {
       const s = yield* session()

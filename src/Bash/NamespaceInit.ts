@@ -84,15 +84,16 @@ export const bwrapArgs = (
 // byte per system call: for a script of a few hundred bytes that is well under a millisecond.
 export const PREWARMED_INIT = [
   `exec 5>&2 2>/dev/null`,
-  `IFS= read -r d <&6 || exit 0`,
-  `c=; n=; while IFS= read -r l <&6; do c="$c$n$l"; n='\n'; done`,
+  // Prefixed variables, as in Prewarm.GROUP_SPARE_INIT: the command sees the agent's environment as it is.
+  `IFS= read -r __dsh_acp_d <&6 || exit 0`,
+  `__dsh_acp_s=; __dsh_acp_n=; while IFS= read -r __dsh_acp_l <&6; do __dsh_acp_s="$__dsh_acp_s$__dsh_acp_n$__dsh_acp_l"; __dsh_acp_n='\n'; done`,
   `exec 6<&-`,
   // `cd` sets OLDPWD, which a fresh spawn (bwrap's --chdir) leaves as the agent's: put it back.
-  `o=\${OLDPWD-}; h=\${OLDPWD+1}`,
-  `cd -- "$d" 2>&5 || { echo "1 alone" >&4; exit 0; }`,
-  `if [ "$h" ]; then OLDPWD=$o; else unset OLDPWD; fi`,
-  `export PWD="$d"`,
-  `(exec "$@" "$c" 2>&5 5>&- 4>&-)`,
+  `__dsh_acp_o=\${OLDPWD-}; __dsh_acp_h=\${OLDPWD+1}`,
+  `cd -- "$__dsh_acp_d" 2>&5 || { echo "1 alone" >&4; exit 0; }`,
+  `if [ "$__dsh_acp_h" ]; then OLDPWD=$__dsh_acp_o; else unset OLDPWD; fi`,
+  `export PWD="$__dsh_acp_d"`,
+  `(exec "$@" "$__dsh_acp_s" 2>&5 5>&- 4>&-)`,
   ...INIT_AFTER_COMMAND
 ].join("; ")
 

@@ -45,15 +45,17 @@ export const PREWARMED_MAX_SCRIPT = 2048
  * the call checked it fails like the command `cd` would: sh's message and status 1.
  */
 export const GROUP_SPARE_INIT = [
-  `IFS= read -r d <&6 || exit 0`,
-  `c=; n=; while IFS= read -r l <&6; do c="$c$n$l"; n='\n'; done`,
+  // Its variables are prefixed: one the agent's environment exports (say `c`) would otherwise
+  // reach the command changed, where a fresh spawn passes it as it is.
+  `IFS= read -r __dsh_acp_d <&6 || exit 0`,
+  `__dsh_acp_s=; __dsh_acp_n=; while IFS= read -r __dsh_acp_l <&6; do __dsh_acp_s="$__dsh_acp_s$__dsh_acp_n$__dsh_acp_l"; __dsh_acp_n='\n'; done`,
   `exec 6<&-`,
   // `cd` sets OLDPWD, which a fresh spawn (made in the cwd) leaves as the agent's: put it back.
-  `o=\${OLDPWD-}; h=\${OLDPWD+1}`,
-  `cd -- "$d" || exit 1`,
-  `if [ "$h" ]; then OLDPWD=$o; else unset OLDPWD; fi`,
-  `export PWD="$d"`,
-  `exec "$@" "$c"`
+  `__dsh_acp_o=\${OLDPWD-}; __dsh_acp_h=\${OLDPWD+1}`,
+  `cd -- "$__dsh_acp_d" || exit 1`,
+  `if [ "$__dsh_acp_h" ]; then OLDPWD=$__dsh_acp_o; else unset OLDPWD; fi`,
+  `export PWD="$__dsh_acp_d"`,
+  `exec "$@" "$__dsh_acp_s"`
 ].join("; ")
 
 /**
@@ -71,7 +73,7 @@ export interface Prewarmed {
   readonly args: ReadonlyArray<string>
   readonly env: Readonly<Record<string, string>>
   readonly child: cp.ChildProcess
-  /** bwrap failed or was killed: it cannot be used. */
+  /** The spare (bwrap, or the group's sh) failed or was killed: it cannot be used. */
   dead: boolean
   /** What bwrap wrote on its info fd so far (read from the start, so it is known when the call comes). */
   info: string
@@ -92,7 +94,8 @@ export const prewarm = (
   let child: cp.ChildProcess
   try {
     child = bwrap === undefined
-      ? cp.spawn("sh", ["-c", GROUP_SPARE_INIT, "dsh-acp-spare", file, ...args], {
+      // /bin/sh, not `sh` from the command's PATH: without one there, every spare would die at once.
+      ? cp.spawn("/bin/sh", ["-c", GROUP_SPARE_INIT, "dsh-acp-spare", file, ...args], {
         cwd: "/",
         env,
         // 6: the call (cwd and script) from us, as in a namespace.
@@ -121,7 +124,7 @@ export const prewarm = (
   return prewarmed
 }
 
-/** Ends an unused pre-spawned namespace (EOF to init, SIGKILL to bwrap) and waits, bounded, for bwrap to be gone. */
+/** Ends an unused spare (EOF on its pipe, SIGKILL to its group) and waits, bounded, for it to be gone. */
 export const disposePrewarmed = (p: Prewarmed): Effect.Effect<void> =>
   Effect.async<void>((resume) => {
     const { child } = p

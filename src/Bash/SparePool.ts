@@ -48,9 +48,9 @@ export const make = (
       if (timer !== undefined) clearTimeout(timer)
       timer = undefined
     }
-    /** Starts one spare for the wanted containment; false when none could be started. */
+    /** Starts one spare for the wanted containment (up to {@link SPARES}); false when none was started. */
     const startOne = (): boolean => {
-      if (closed || wanted === undefined) return false
+      if (closed || wanted === undefined || spares.length >= SPARES) return false
       const spare = prewarm(wanted, file, args, envFor(wanted))
       if (spare === undefined) return false
       spares.push(spare)
@@ -66,7 +66,12 @@ export const make = (
       }, IDLE_MS)
       timer.unref()
     }
-    const dispose = Effect.suspend(() => Effect.forEach(spares.splice(0), disposePrewarmed, { discard: true, concurrency: "unbounded" }))
+    // Also forgets the containment: a top-up due now would start a spare for the old profile.
+    const dispose = Effect.suspend(() => {
+      cancelTopUp()
+      wanted = undefined
+      return Effect.forEach(spares.splice(0), disposePrewarmed, { discard: true, concurrency: "unbounded" })
+    })
     yield* Effect.addFinalizer(() =>
       Effect.suspend(() => {
         closed = true
@@ -78,8 +83,9 @@ export const make = (
       take: () => {
         cancelTopUp()
         const spare = spares.shift()
-        // Runs after the caller has sent its spare the script (the same turn of the event loop).
-        if (spares.length === 0) setImmediate(startOne)
+        // Only a call that took the last spare starts one (calls that found none spawn their own);
+        // it runs after the caller has sent its spare the script (the same turn of the event loop).
+        if (spare !== undefined && spares.length === 0) setImmediate(startOne)
         return spare
       },
       refillSoon: (containment) =>

@@ -80,7 +80,14 @@ describe("spares: calls in a process started ahead", () => {
     it.scopedLive.skipIf(skip !== undefined)(`${mode}: a call after an idle stretch sees what a fresh spawn sees`, () =>
       Effect.gen(function*() {
         const saved = process.env.OLDPWD
-        yield* Effect.addFinalizer(() => Effect.sync(() => saved === undefined ? delete process.env.OLDPWD : void (process.env.OLDPWD = saved)))
+        // Names the waiting shells could use for themselves: the command must see them as they are.
+        process.env.c = "agent-c"
+        process.env.d = "agent-d"
+        yield* Effect.addFinalizer(() => Effect.sync(() => {
+          delete process.env.c
+          delete process.env.d
+          saved === undefined ? delete process.env.OLDPWD : void (process.env.OLDPWD = saved)
+        }))
         for (const oldpwd of ["/var", undefined]) {
           if (oldpwd === undefined) delete process.env.OLDPWD
           else process.env.OLDPWD = oldpwd
@@ -91,10 +98,22 @@ describe("spares: calls in a process started ahead", () => {
           const spare = yield* probe(s)
           expect(spare.env).toBe(fresh.env)
           expect(fresh.env.includes("OLDPWD=")).toBe(oldpwd !== undefined)
+          expect(spare.env.split("\n")).toEqual(expect.arrayContaining(["c=agent-c", "d=agent-d"]))
           expect([spare.zero, spare.pwd, spare.cwd]).toEqual([fresh.zero, fresh.pwd, fresh.cwd])
         }
       }))
   }
+
+  it.scopedLive("process-group: calls started together (more than the spares) leave the pool at two, not at their number", () =>
+    Effect.gen(function*() {
+      const bash = yield* Effect.provide(Bash, BashLive.layer({ containment: "process-group" }))
+      const s = yield* bash.session({ cwd: "/tmp" })
+      yield* idle
+      const results = yield* Effect.all(Array.from({ length: 5 }, () => run(s, { command: "sleep 0.2; echo done" })), { concurrency: "unbounded" })
+      expect(results.map((r) => r.output)).toEqual(Array(5).fill("done\n"))
+      yield* idle
+      expect(waitingSpares().length).toBe(2)
+    }))
 
   it.scopedLive("process-group: closing the session ends its waiting spares", () =>
     Effect.gen(function*() {

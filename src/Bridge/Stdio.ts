@@ -36,8 +36,9 @@ export const stdin: Stream.Stream<Uint8Array, StdinError> = Stream.suspend(() =>
  */
 export const lineWriter = (writable: Writable): (line: string) => Effect.Effect<void> => {
   let broken: unknown = undefined
-  // The lines written in one turn of the event loop (a call's card updates and its answer, say)
-  // leave in one system call: corked at the first, uncorked once the turn is over.
+  // The lines written in one synchronous run (a fiber emitting a call's last updates and its
+  // answer, say) leave in one system call: corked at the first, uncorked on the next tick, so a
+  // line never waits behind other work of the turn (an uncork on `setImmediate` did, measurably).
   let corked = false
   const uncork = () => {
     corked = false
@@ -73,7 +74,7 @@ export const lineWriter = (writable: Writable): (line: string) => Effect.Effect<
           if (!corked) {
             corked = true
             writable.cork()
-            setImmediate(uncork)
+            process.nextTick(uncork)
           }
           ok = writable.write(line + "\n")
         } catch (error) {

@@ -79,12 +79,12 @@ describe("Stdio helpers", () => {
       expect(String(pipe.read())).toBe("x".repeat(100) + "\n")
       yield* Fiber.join(fiber)
       yield* write("small")
-      // Corked until the turn of the event loop is over.
+      // Corked until the next tick.
       yield* Effect.sleep("5 millis")
       expect(String(pipe.read())).toBe("small\n")
     }))
 
-  it.live("lines written in one turn of the event loop leave in one write, in order", () =>
+  it.live("lines written in one synchronous run leave in one write, in order", () =>
     Effect.gen(function*() {
       const writes: Array<string> = []
       const sink = new Writable({

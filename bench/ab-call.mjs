@@ -38,7 +38,7 @@ for (let i = 0; i < Number(warm) + Number(rounds); i++) {
   }
   const f = await floor(); if (i >= Number(warm)) fl.push(f)
 }
-for (const a of agents) { const c1 = cpu(a.pid); a.cpuOwn = (c1.own - a.cpu0.own) / (3 * Number(rounds)); a.cpuChildren = (c1.children - a.cpu0.children) / (3 * Number(rounds)) // three calls a round: untimed, paused, back to back }
+for (const a of agents) { const c1 = cpu(a.pid); a.cpuOwn = (c1.own - a.cpu0.own) / (3 * Number(rounds)); a.cpuChildren = (c1.children - a.cpu0.children) / (3 * Number(rounds)) } // three calls a round: untimed, paused, back to back
 const fm = median(fl)
 console.log("floor median", fm.toFixed(1), "p95", percentile(fl, 95).toFixed(1))
 for (const a of agents) console.log(a.label.padEnd(14), "paused", median(a.p).toFixed(1), "p95", percentile(a.p, 95).toFixed(1), "over", (median(a.p) - fm).toFixed(1), "| b2b", median(a.b).toFixed(1), "p95", percentile(a.b, 95).toFixed(1), "over", (median(a.b) - fm).toFixed(1), "| CPU/call own", a.cpuOwn.toFixed(2), "children", a.cpuChildren.toFixed(2))

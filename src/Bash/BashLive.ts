@@ -9,7 +9,7 @@
  *   Tasks        background tasks (a FiberMap, a bounded history)
  *   ShellScript  the script around the command (cwd and status records that survive trap and exec)
  *   Workdir      where a call runs and whether it moved the session
- *   OutputBudget / FullOutput / OutputPump / OutputEvents   the output's budgets, backpressure and events
+ *   OutputBudget / ModelText / FullOutput / OutputPump / OutputEvents   the output's budgets, backpressure and events
  */
 import * as fs from "node:fs"
 import * as os from "node:os"

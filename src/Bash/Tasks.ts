@@ -26,7 +26,7 @@ import {
 } from "./Bash.js"
 import type * as ChildProcess from "./ChildProcess.js"
 import { execute, internalError, timeouts } from "./Execute.js"
-import { ModelText } from "./OutputBudget.js"
+import { ModelText } from "./ModelText.js"
 import * as StatusLines from "./StatusLines.js"
 
 /** A background start waits this long, so an instant failure is reported inline. */

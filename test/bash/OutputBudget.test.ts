@@ -4,7 +4,8 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as FastCheck from "effect/FastCheck"
 import { AnsiStripper, stripAnsi } from "../../src/Terminal/Ansi.js"
-import { ModelText, modelText, OutputBudget } from "../../src/Bash/OutputBudget.js"
+import { ModelText, modelText } from "../../src/Bash/ModelText.js"
+import { OutputBudget } from "../../src/Bash/OutputBudget.js"
 
 const lines = (n: number, width = 9) =>
   Array.from({ length: n }, (_, i) => `${String(i).padStart(width - 1, "0")}\n`).join("")

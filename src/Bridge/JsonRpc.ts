@@ -17,6 +17,7 @@ import * as Exit from "effect/Exit"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import {
@@ -126,9 +127,10 @@ export const make = (options: PeerOptions): Effect.Effect<Peer> =>
 
     const handle: Peer["handle"] = (method, schema, handler) =>
       Effect.contextWith((context) => {
-        const decode = Schema.decodeUnknown(schema)
+        // Compiled at the method's first request: most methods of a session are never called.
+        let decode: ((raw: unknown) => Effect.Effect<typeof schema.Type, ParseResult.ParseError, typeof schema.Context>) | undefined
         requestHandlers.set(method, (raw, info) =>
-          decode(raw).pipe(
+          (decode ??= Schema.decodeUnknown(schema))(raw).pipe(
             Effect.mapError((e) => RpcError.invalidParams(`Invalid params: ${formatParseError(e)}`)),
             Effect.flatMap((params) => handler(params, info)),
             Effect.provide(context)
@@ -137,9 +139,9 @@ export const make = (options: PeerOptions): Effect.Effect<Peer> =>
 
     const onNotification: Peer["onNotification"] = (method, schema, handler) =>
       Effect.contextWith((context) => {
-        const decode = Schema.decodeUnknown(schema)
+        let decode: ((raw: unknown) => Effect.Effect<typeof schema.Type, ParseResult.ParseError, typeof schema.Context>) | undefined
         notificationHandlers.set(method, (raw, info) =>
-          decode(raw).pipe(
+          (decode ??= Schema.decodeUnknown(schema))(raw).pipe(
             Effect.matchEffect({
               onFailure: (e) => Effect.logWarning(`dropped ${method} notification: ${formatParseError(e)}`),
               onSuccess: (params) => handler(params, info)

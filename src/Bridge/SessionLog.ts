@@ -72,19 +72,25 @@ export type RecordEncoded = typeof Record.Encoded
 
 const KNOWN = new Set(["prompt", "event", "turnEnd", "state", "title", "mode", "dropped"])
 
-const encodeRecord = Schema.encodeEither(Record)
-const encodeHeader = Schema.encodeSync(Header)
-const decodeRecord = Schema.decodeUnknownEither(Record)
-const decodeHeader = Schema.decodeUnknownEither(Header)
+/** `make()`, called once on first use: compiling a parser at load would put it on every start. */
+const once = <A>(make: () => A): () => A => {
+  let value: A | undefined
+  return () => (value ??= make())
+}
+// Reading a log (session/load) is rare; a start compiles none of these until a session writes.
+const encodeRecord = once(() => Schema.encodeEither(Record))
+const encodeHeader = once(() => Schema.encodeSync(Header))
+const decodeRecord = once(() => Schema.decodeUnknownEither(Record))
+const decodeHeader = once(() => Schema.decodeUnknownEither(Header))
 
 /** One line (with its newline) for a record; `Left` when a value does not fit its Schema. */
 export const recordLine = (record: Record): Either.Either<string, string> =>
-  Either.match(encodeRecord(record), {
+  Either.match(encodeRecord()(record), {
     onLeft: (error) => Either.left(error.message),
     onRight: (encoded) => Either.right(`${JSON.stringify(encoded)}\n`)
   })
 
-export const headerLine = (header: Header): string => `${JSON.stringify(encodeHeader(header))}\n`
+export const headerLine = (header: Header): string => `${JSON.stringify(encodeHeader()(header))}\n`
 
 /** Why a log cannot be loaded; the message says what to do about it. */
 export class LogError extends Schema.TaggedError<LogError>()("LogError", {
@@ -122,7 +128,7 @@ export const parse = (text: string, file: string): Either.Either<Parsed, LogErro
   if (magic !== MAGIC) {
     return Either.left(new LogError({ reason: "Foreign", message: `${file} is not a dsh-acp session log (no "${MAGIC}" header); refused` }))
   }
-  const header = decodeHeader(first)
+  const header = decodeHeader()(first)
   if (Either.isLeft(header)) return Either.left(new LogError({ reason: "Corrupt", message: `${file}: malformed header: ${header.left.message}` }))
   if (header.right.v > VERSION) {
     return Either.left(new LogError({ reason: "Newer", message: `${file} was written by a newer dsh-acp (log version ${header.right.v}); this one reads version ${VERSION}` }))
@@ -135,7 +141,7 @@ export const parse = (text: string, file: string): Either.Either<Parsed, LogErro
       warnings.push(`${file}:${i + 1}: unknown record type ${JSON.stringify(t)}; skipped`)
       continue
     }
-    const decoded = decodeRecord(json)
+    const decoded = decodeRecord()(json)
     if (Either.isLeft(decoded)) {
       return Either.left(new LogError({ reason: "Corrupt", message: `${file} is corrupt at line ${i + 1}: ${json === undefined ? "not JSON" : decoded.left.message.slice(0, 500)}` }))
     }

@@ -20,11 +20,12 @@ export const PROTOCOL_VERSION = 1
  * `x-deserialize-default-on-error`). A property signature: use it directly as a struct field.
  */
 export const lenient = <A, I>(schema: Schema.Schema<A, I, never>) => {
-  const decode = Schema.decodeUnknownEither(schema)
+  // Compiled when a message first carries the field, not when the Schema is built at load.
+  let decode: ((u: unknown) => Either.Either<A, ParseResult.ParseError>) | undefined
   return Schema.optionalWith(
     Schema.transformOrFail(Schema.Unknown, Schema.UndefinedOr(Schema.typeSchema(schema)), {
       strict: true,
-      decode: (u) => ParseResult.succeed(Either.getOrUndefined(decode(u))),
+      decode: (u) => ParseResult.succeed(Either.getOrUndefined((decode ??= Schema.decodeUnknownEither(schema))(u))),
       encode: (a) => ParseResult.succeed(a)
     }),
     { exact: true }

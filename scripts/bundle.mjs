@@ -84,7 +84,9 @@ let cachedData;
 try { cachedData = fs.readFileSync(cacheFile); } catch {}
 const script = new vm.Script("(function (exports, require, module, __filename, __dirname) {" + fs.readFileSync(file, "utf8") + "\\n})", { filename: file, cachedData });
 const writeCache = process.env.DSH_ACP_WRITE_CODE_CACHE === "1";
-if (writeCache) process.once("exit", () => fs.writeFileSync(cacheFile, script.createCachedData()));
+// Taken at the first protocol line (the \`initialize\` response), so the cache holds what a start
+// runs and nothing of what runs later (the shutdown at EOF was in it, and made every start read it).
+if (writeCache) { const write = process.stdout.write; process.stdout.write = function (...args) { process.stdout.write = write; const written = write.apply(this, args); fs.writeFileSync(cacheFile, script.createCachedData()); return written; }; }
 // Effect probes once, at load, whether stack traces keep its helper's name (\`new Error().stack\`);
 // the first stack trace of a process costs ~1.7 ms. Without frames the probe answers "no" and Effect
 // uses its equivalent try/finally helper. Only the synchronous load runs with the limit at 0.

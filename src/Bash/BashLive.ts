@@ -230,6 +230,10 @@ export const layer = (config?: Partial<BashConfig>): Layer.Layer<Bash> =>
       }
       const containment = yield* Containment.resolveContainment(merged.containment ?? "auto")
       const sandbox = yield* Containment.resolveSandbox(containment, merged.tempDir)
-      return { config: { ...merged, ...limits }, session: (options) => makeSession(merged, containment, sandbox, options) }
+      return {
+        config: { ...merged, ...limits },
+        prepare: Effect.asVoid(Effect.forkDaemon(sandbox)),
+        session: (options) => makeSession(merged, containment, sandbox, options)
+      }
     })
   )

@@ -30,6 +30,15 @@ export interface AgentInfo {
 const toPromptBlock = (block: Wire.ContentBlock): PromptBlock =>
   Wire.isTextBlock(block) ? { _tag: "Text", text: block.text } : { _tag: "Other", type: block.type }
 
+/**
+ * Resumes on the event loop's next check phase: after the lines written in this turn have left
+ * (stdout is uncorked on the next tick), so work started here never delays an answer.
+ */
+const afterFlush: Effect.Effect<void> = Effect.async<void>((resume) => {
+  const immediate = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(immediate))
+})
+
 const notInitialized = new RpcError({ code: -32600, message: "Invalid request: call initialize first" })
 
 /**
@@ -89,8 +98,11 @@ export const serve = <E, R>(
       Persistence.make({ store, peer, harness, mapping, emit, openLive, sessions, closedIds, whenInitialized, announce, isV2: v2.active }))
     if (Option.isSome(persistence)) yield* persistence.value.register
 
-    yield* peer.handle(Wire.Method.initialize, Wire.InitializeParams, (params) =>
+    yield* peer.handle(Wire.Method.initialize, Wire.InitializeParams, (params, request) =>
       Effect.gen(function*() {
+        // A client opens a session next, and the first session waits for the harness's probes:
+        // start them once this answer has left, so they run while the client reads it.
+        if (harness.prepare !== undefined) request.afterResponse(Effect.asVoid(Effect.forkDaemon(Effect.zipRight(afterFlush, harness.prepare))))
         const negotiatedV2 = yield* v2.initialize(params.protocolVersion)
         if (negotiatedV2 !== undefined) {
           yield* Ref.set(initialized, true)

@@ -101,6 +101,11 @@ export interface SessionContext {
 }
 
 export class Harness extends Context.Tag("dsh-acp/Harness/Harness")<Harness, {
+  /**
+   * Starts in the background what the first session will wait for, returning at once: the bridge
+   * calls it when `initialize` has been answered, since a client opens a session next.
+   */
+  readonly prepare?: Effect.Effect<void>
   /** Opens a session; closing the scope ends everything it owns (tasks, history). */
   readonly openSession: (context: SessionContext) => Effect.Effect<HarnessSession, never, Scope.Scope>
 }>() {}

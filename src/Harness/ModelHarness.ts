@@ -337,7 +337,10 @@ export const make = <R = Bash>(options: Options<R> = {}): Effect.Effect<Harness[
     const toolset = (options.tools ?? BashTools.toolset) as Toolset<R>
     const context = yield* Effect.context<R>()
     const openTools: Toolset["open"] = (session) => Effect.provide(toolset.open(session), context)
-    return Harness.of({ openSession: (sessionContext) => openSession(options, model, openTools, sessionContext) })
+    return Harness.of({
+      ...(toolset.prepare === undefined ? {} : { prepare: Effect.provide(toolset.prepare, context) }),
+      openSession: (sessionContext) => openSession(options, model, openTools, sessionContext)
+    })
   })
 
 /**

@@ -83,6 +83,8 @@ export interface SessionTools {
 
 /** Tools for a session; `open` may hold per-session state (a shell) in the session's scope. */
 export interface Toolset<R = never> {
+  /** Starts in the background what the set's first session will wait for (see `Harness.prepare`). */
+  readonly prepare?: Effect.Effect<void, never, R>
   readonly open: (session: {
     readonly cwd: string
     /** More directories of the project (ACP `additionalDirectories`), writable in a workspace sandbox. */
@@ -97,6 +99,7 @@ export const toolset = (...tools: ReadonlyArray<Tool>): Toolset => ({
 
 /** Several sets as one: their tools in order, the FIRST set's directory, every background stream, the first sandbox. */
 export const merge = <R>(first: Toolset<R>, ...rest: ReadonlyArray<Toolset<R>>): Toolset<R> => ({
+  prepare: Effect.forEach([first, ...rest], (set) => set.prepare ?? Effect.void, { discard: true }),
   open: (session) =>
     Effect.map(Effect.all([first, ...rest].map((set) => set.open(session))), ([head, ...tail]) => ({
       tools: [head!, ...tail].flatMap((s) => s.tools),

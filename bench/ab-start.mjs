@@ -3,9 +3,11 @@
 // answered, spawn → `session/new` answered (Zed sends it right after `initialize`), and spawn →
 // the first `true` prompt answered (so a cost moved out of `session/new` into the first command
 // shows). Each agent keeps its sessions in a temp state directory. The first round is discarded
-// (page cache); medians, and the spread (p25-p75), of the rest.
+// (page cache); medians, and the spread (p25-p75), of the rest. Also the agent's main-thread CPU time
+// when `initialize` is answered (/proc/PID/schedstat, ns): what the start costs on the thread that
+// answers, much less stretched than wall time on a shared machine.
 //   node bench/ab-start.mjs ROUNDS label=path/to/bin.js [label=path …]
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Client, median, percentile } from "./run.mjs"
@@ -13,7 +15,7 @@ import { Client, median, percentile } from "./run.mjs"
 const [rounds, ...builds] = process.argv.slice(2)
 const agents = builds.map((b) => {
   const [label, path] = b.split("=")
-  return { label, path, init: [], session: [], prompt: [] }
+  return { label, path, init: [], initCpu: [], session: [], prompt: [] }
 })
 const state = mkdtempSync(join(tmpdir(), "dsh-acp-ab-start-"))
 const cwd = mkdtempSync(join(tmpdir(), "dsh-acp-ab-start-cwd-"))
@@ -24,6 +26,7 @@ try {
       const c = new Client(a.path, { env: { XDG_STATE_HOME: state } })
       await c.initialize()
       const init = performance.now() - start
+      const initCpu = Number(readFileSync(`/proc/${c.pid}/schedstat`, "utf8").split(" ")[0]) / 1e6
       const id = await c.newSession(cwd)
       const session = performance.now() - start
       await c.prompt(id, "true")
@@ -31,6 +34,7 @@ try {
       await c.close()
       if (i === 0) continue
       a.init.push(init)
+      a.initCpu.push(initCpu)
       a.session.push(session)
       a.prompt.push(prompt)
     }
@@ -41,5 +45,5 @@ try {
 }
 const show = (xs) => `${median(xs).toFixed(1)} (${percentile(xs, 25).toFixed(0)}-${percentile(xs, 75).toFixed(0)})`
 console.log(`${Number(rounds) - 1} rounds, medians in ms (p25-p75)`)
-console.log("| build | → initialize | → session/new | → first `true` answered |\n|---|---|---|---|")
-for (const a of agents) console.log(`| ${a.label} | ${show(a.init)} | ${show(a.session)} | ${show(a.prompt)} |`)
+console.log("| build | → initialize | main-thread CPU at initialize | → session/new | → first `true` answered |\n|---|---|---|---|---|")
+for (const a of agents) console.log(`| ${a.label} | ${show(a.init)} | ${show(a.initCpu)} | ${show(a.session)} | ${show(a.prompt)} |`)

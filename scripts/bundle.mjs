@@ -83,10 +83,25 @@ const file = path.join(__dirname, "dsh-acp.cjs"), cacheFile = path.join(__dirnam
 let cachedData;
 try { cachedData = fs.readFileSync(cacheFile); } catch {}
 const script = new vm.Script("(function (exports, require, module, __filename, __dirname) {" + fs.readFileSync(file, "utf8") + "\\n})", { filename: file, cachedData });
+// TurboFan is off while the start runs: it optimized functions hot for a few ms of loading, work a
+// start of a tenth of a second never gets back (~30 ms of CPU). The first protocol line (the
+// \`initialize\` response) turns it on, or a second passes. Set after the compile: V8 checks the code
+// cache against the flags, which must be the defaults there and when the build writes the cache.
+const v8 = require("node:v8");
+v8.setFlagsFromString("--no-turbofan");
+const optimize = () => { clearTimeout(optimizeLater); v8.setFlagsFromString("--turbofan"); };
+const optimizeLater = setTimeout(optimize, 1000).unref();
+// The cache is taken at the first protocol line too: it holds what a start runs and nothing of what
+// runs later (the shutdown at EOF was in it, and made every start read it).
 const writeCache = process.env.DSH_ACP_WRITE_CODE_CACHE === "1";
-// Taken at the first protocol line (the \`initialize\` response), so the cache holds what a start
-// runs and nothing of what runs later (the shutdown at EOF was in it, and made every start read it).
-if (writeCache) { const write = process.stdout.write; process.stdout.write = function (...args) { process.stdout.write = write; const written = write.apply(this, args); fs.writeFileSync(cacheFile, script.createCachedData()); return written; }; }
+const write = process.stdout.write;
+process.stdout.write = function (...args) {
+  process.stdout.write = write;
+  optimize();
+  const written = write.apply(this, args);
+  if (writeCache) fs.writeFileSync(cacheFile, script.createCachedData());
+  return written;
+};
 // Effect probes once, at load, whether stack traces keep its helper's name (\`new Error().stack\`);
 // the first stack trace of a process costs ~1.7 ms. Without frames the probe answers "no" and Effect
 // uses its equivalent try/finally helper. Only the synchronous load runs with the limit at 0.

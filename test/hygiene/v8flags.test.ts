@@ -5,8 +5,9 @@
  * the loader compiles the bundle) must accept the cache.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { execFileSync } from "node:child_process"
-import { readdirSync, readFileSync, statSync } from "node:fs"
+import { execFileSync, spawnSync } from "node:child_process"
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -39,5 +40,34 @@ describe("V8 flags", () => {
 
   it("the built code cache was written with the default flags, so a start accepts it", () => {
     expect(execFileSync(process.execPath, ["-e", CHECK, DIST], { encoding: "utf8" })).toBe("accepted")
+  })
+
+  /**
+   * The loader keeps TurboFan off while the bundle loads and turns it on at the first protocol line,
+   * or a second later without one: left off, every command's output would run unoptimized. Run
+   * with a stand-in bundle that asks V8 (natives syntax) at each point.
+   */
+  it("the loader turns TurboFan back on at the first stdout line, or after a second", () => {
+    const dir = mkdtempSync(join(tmpdir(), "dsh-acp-loader-"))
+    try {
+      copyFileSync(join(DIST, "bin.js"), join(dir, "bin.js"))
+      writeFileSync(join(dir, "package.json"), JSON.stringify({ type: "commonjs" }))
+      const probe = (mode: "line" | "silent") => {
+        writeFileSync(join(dir, "dsh-acp.cjs"), `
+          const seen = { atLoad: %IsTurbofanEnabled() };
+          if (${JSON.stringify(mode)} === "line") {
+            process.stdout.write("{}\\n");
+            seen.afterLine = %IsTurbofanEnabled();
+            process.stderr.write(JSON.stringify(seen));
+          } else {
+            setTimeout(() => { seen.later = %IsTurbofanEnabled(); process.stderr.write(JSON.stringify(seen)); }, 1500);
+          }`)
+        return spawnSync(process.execPath, ["--allow-natives-syntax", join(dir, "bin.js")], { encoding: "utf8" }).stderr
+      }
+      expect(JSON.parse(probe("line"))).toEqual({ atLoad: false, afterLine: true })
+      expect(JSON.parse(probe("silent"))).toEqual({ atLoad: false, later: true })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })

@@ -11,6 +11,7 @@ import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as ChangedFiles from "../../src/Tools/Bash/ChangedFiles.js"
+import type { Git } from "../../src/Tools/Bash/Git.js"
 import * as ChangeTracker from "../../src/Tools/Bash/ChangeTracker.js"
 import { bash, countingGit, git, initRepo, tempDir } from "./changedFilesSupport.js"
 
@@ -260,5 +261,34 @@ describe("ChangeTracker with a work-tree watcher", () => {
       // The root, a, b, .git, .git/info and .git/refs/heads at least.
       expect(during - before).toBeGreaterThanOrEqual(6)
       expect(inotifyWatches()).toBe(before)
+    }))
+
+  it.live("when the feature turns itself off (over budget), its watches close at once, not with the session", () =>
+    Effect.gen(function*() {
+      const repo = initRepo(fs.realpathSync(fs.mkdtempSync(path.join(process.env.TMPDIR ?? "/tmp", "dsh-acp-watch-"))), {
+        "a/1.txt": "1\n",
+        "b/2.txt": "2\n"
+      })
+      const before = inotifyWatches()
+      yield* Effect.scoped(Effect.gen(function*() {
+        const counting = countingGit()
+        // git turns slow (past the budget) when told: the tracker then turns the feature off.
+        let slow = false
+        const git: Git = {
+          run: (root, args, options) =>
+            slow ? Effect.zipRight(Effect.sleep("1200 millis"), counting.git.run(root, args, options)) : counting.git.run(root, args, options)
+        }
+        const tracker = yield* ChangeTracker.make({ git, budgetMs: 1000 })
+        yield* call(tracker, counting, repo, "true")
+        yield* phaseIs(tracker, repo, "armed")
+        expect(inotifyWatches() - before).toBeGreaterThanOrEqual(6)
+        slow = true
+        yield* call(tracker, counting, repo, "echo x > x.txt")
+        expect(yield* tracker.enabled).toBe(false)
+        // The session (this scope) is still open.
+        expect(inotifyWatches()).toBe(before)
+        expect(Option.isNone(yield* tracker.watching(repo))).toBe(true)
+      }))
+      fs.rmSync(repo, { recursive: true, force: true })
     }))
 })

@@ -18,6 +18,8 @@
  * a work tree, off the critical path, and lives in the session's scope.
  */
 import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
@@ -76,6 +78,12 @@ export const present = (changed: FileChanges): Intent.ChangedFiles => ({
 
 type State = { readonly _tag: "On" } | { readonly _tag: "Off"; readonly why: string }
 
+/** A work tree's watcher, in a scope of its own so it can be closed before the session ends. */
+interface Watched {
+  readonly watch: WorkTreeWatch.WorkTreeWatch
+  readonly scope: Scope.CloseableScope
+}
+
 /** The snapshot last taken in a work tree, and the watcher's number when its status began. */
 interface Kept {
   readonly snap: Snapshot
@@ -85,7 +93,7 @@ interface Kept {
 export const make = (config: Config = {}): Effect.Effect<ChangeTracker, never, Scope.Scope> =>
   Effect.gen(function*() {
     const scope = yield* Effect.scope
-    const watches = yield* SynchronizedRef.make<ReadonlyMap<string, WorkTreeWatch.WorkTreeWatch>>(new Map())
+    const watches = yield* SynchronizedRef.make<ReadonlyMap<string, Watched>>(new Map())
     const kept = yield* Ref.make<ReadonlyMap<string, Kept>>(new Map())
     const budgetMs = config.budgetMs ?? DEFAULT_BUDGET_MS
     // A snapshot or comparison still running after this long is stopped (and the feature turned off).
@@ -99,6 +107,10 @@ export const make = (config: Config = {}): Effect.Effect<ChangeTracker, never, S
       ...(config.limits === undefined ? {} : { limits: config.limits })
     }
 
+    // Off for the rest of the session: its watches (up to thousands of inotify watches) go too.
+    const closeWatches = SynchronizedRef.updateEffect(watches, (m) =>
+      Effect.forEach(m.values(), (w) => Scope.close(w.scope, Exit.void), { discard: true }).pipe(Effect.as(new Map())))
+
     // Only the fiber that flips On → Off logs, so concurrent calls log once.
     const overBudget = (what: string, ms: number) =>
       Ref.modify(state, (s): [boolean, State] =>
@@ -108,7 +120,7 @@ export const make = (config: Config = {}): Effect.Effect<ChangeTracker, never, S
           flipped
             ? Effect.logWarning(
               `changed files: off for this session: ${what} took ${ms.toFixed(1)} ms (budget ${budgetMs} ms)`
-            )
+            ).pipe(Effect.zipRight(closeWatches))
             : Effect.void
         )
       )
@@ -124,7 +136,7 @@ export const make = (config: Config = {}): Effect.Effect<ChangeTracker, never, S
      */
     const watchedNow = (root: string, snap?: Snapshot) =>
       Effect.gen(function*() {
-        const watch = (yield* SynchronizedRef.get(watches)).get(root)
+        const watch = (yield* SynchronizedRef.get(watches)).get(root)?.watch
         if (watch === undefined || Option.isNone(yield* watch.current)) return { seq: Option.none<number>(), current: Option.none<Snapshot>() }
         yield* watch.settle
         const seq = yield* watch.current
@@ -140,12 +152,13 @@ export const make = (config: Config = {}): Effect.Effect<ChangeTracker, never, S
       config.watch === false ? Effect.void : SynchronizedRef.modifyEffect(watches, (m) =>
         Effect.gen(function*() {
           const existing = m.get(root)
-          if (existing !== undefined) return [existing, m] as const
+          if (existing !== undefined) return [existing.watch, m] as const
           if (m.size >= MAX_WATCHED_TREES || (yield* Ref.get(state))._tag === "Off" || (yield* Ref.get(failedRoots)).has(root)) {
             return [undefined, m] as const
           }
-          const watch = yield* Scope.extend(WorkTreeWatch.make(root, options.git ?? live, config.maxWatchedDirectories), scope)
-          return [watch, new Map(m).set(root, watch)] as const
+          const own = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+          const watch = yield* Scope.extend(WorkTreeWatch.make(root, options.git ?? live, config.maxWatchedDirectories), own)
+          return [watch, new Map(m).set(root, { watch, scope: own })] as const
         })).pipe(Effect.flatMap((watch) => watch === undefined ? Effect.void : watch.refresh))
 
     const before = (cwd: string): Effect.Effect<Option.Option<Snapshot>> =>
@@ -222,7 +235,7 @@ export const make = (config: Config = {}): Effect.Effect<ChangeTracker, never, S
       watching: (cwd) =>
         Effect.gen(function*() {
           const root = yield* findWorkTree(cwd)
-          const watch = Option.isNone(root) ? undefined : (yield* SynchronizedRef.get(watches)).get(root.value)
+          const watch = Option.isNone(root) ? undefined : (yield* SynchronizedRef.get(watches)).get(root.value)?.watch
           return watch === undefined ? Option.none() : Option.some(yield* watch.phase)
         })
     }

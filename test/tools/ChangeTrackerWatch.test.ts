@@ -68,6 +68,13 @@ const inotifyWatches = (): number => {
   return n
 }
 
+/** A repository with two directories, outside any test scope: these tests close their own scopes. */
+const unscopedRepo = () =>
+  initRepo(fs.realpathSync(fs.mkdtempSync(path.join(process.env.TMPDIR ?? "/tmp", "dsh-acp-watch-"))), {
+    "a/1.txt": "1\n",
+    "b/2.txt": "2\n"
+  })
+
 describe("ChangeTracker with a work-tree watcher", () => {
   it.scopedLive("two calls of `true` in an unchanged repository: no git process at all", () =>
     Effect.gen(function*() {
@@ -248,10 +255,7 @@ describe("ChangeTracker with a work-tree watcher", () => {
 
   it.live("every watch is closed with the session's scope", () =>
     Effect.gen(function*() {
-      const repo = initRepo(fs.realpathSync(fs.mkdtempSync(path.join(process.env.TMPDIR ?? "/tmp", "dsh-acp-watch-"))), {
-        "a/1.txt": "1\n",
-        "b/2.txt": "2\n"
-      })
+      const repo = unscopedRepo()
       const before = inotifyWatches()
       const during = yield* Effect.scoped(Effect.gen(function*() {
         yield* warmTracker(repo)
@@ -265,10 +269,7 @@ describe("ChangeTracker with a work-tree watcher", () => {
 
   it.live("when the feature turns itself off (over budget), its watches close at once, not with the session", () =>
     Effect.gen(function*() {
-      const repo = initRepo(fs.realpathSync(fs.mkdtempSync(path.join(process.env.TMPDIR ?? "/tmp", "dsh-acp-watch-"))), {
-        "a/1.txt": "1\n",
-        "b/2.txt": "2\n"
-      })
+      const repo = unscopedRepo()
       const before = inotifyWatches()
       yield* Effect.scoped(Effect.gen(function*() {
         const counting = countingGit()

@@ -8,7 +8,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import type * as ChangedFiles from "../../src/Tools/Bash/ChangedFiles.js"
 import type { Git } from "../../src/Tools/Bash/Git.js"
@@ -291,5 +293,33 @@ describe("ChangeTracker with a work-tree watcher", () => {
         expect(Option.isNone(yield* tracker.watching(repo))).toBe(true)
       }))
       fs.rmSync(repo, { recursive: true, force: true })
+    }))
+
+  it.scopedLive("a command's write is still its change when another call turns the feature off meanwhile", () =>
+    Effect.gen(function*() {
+      const repo = initRepo(yield* tempDir(), { "a/1.txt": "1\n" })
+      const other = initRepo(yield* tempDir(), { "a/1.txt": "1\n" })
+      // The other work tree's status ends (over budget) only when the gate opens.
+      const gate = yield* Deferred.make<void>()
+      const counting = countingGit()
+      const git: Git = {
+        run: (root, args, options) =>
+          root === other ? Effect.tap(counting.git.run(root, args, options), () => Deferred.await(gate)) : counting.git.run(root, args, options)
+      }
+      const tracker = yield* ChangeTracker.make({ git, budgetMs: 300 })
+      yield* call(tracker, counting, repo, "true")
+      yield* phaseIs(tracker, repo, "armed")
+      yield* call(tracker, counting, repo, "true")
+      const before = Option.getOrThrow(yield* tracker.before(repo))
+      const slow = yield* Effect.fork(tracker.before(other))
+      yield* Effect.sleep("500 millis")
+      // The command wrote a file and exited; its `after` starts as the slow status turns the feature off.
+      fs.writeFileSync(path.join(repo, "a", "new.txt"), "new\n")
+      const after = yield* Effect.fork(tracker.after(before))
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(slow)
+      const changes = yield* Fiber.join(after)
+      expect(yield* tracker.enabled).toBe(false)
+      expect(names(changes)).toEqual([["new.txt", "created", null, "new\n"]])
     }))
 })

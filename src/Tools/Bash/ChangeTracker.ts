@@ -111,7 +111,8 @@ export const make = (config: Config = {}): Effect.Effect<ChangeTracker, never, S
     const closeWatches = SynchronizedRef.updateEffect(watches, (m) =>
       Effect.forEach(m.values(), (w) => Scope.close(w.scope, Exit.void), { discard: true }).pipe(Effect.as(new Map())))
 
-    // Only the fiber that flips On → Off logs, so concurrent calls log once.
+    // Only the fiber that flips On → Off logs, so concurrent calls log once; the flip and the
+    // close are one uninterruptible step, so an interrupted call cannot leave the watches open.
     const overBudget = (what: string, ms: number) =>
       Ref.modify(state, (s): [boolean, State] =>
         s._tag === "On" ? [true, { _tag: "Off", why: `${what} took ${ms.toFixed(0)} ms` }] : [false, s]
@@ -122,7 +123,8 @@ export const make = (config: Config = {}): Effect.Effect<ChangeTracker, never, S
               `changed files: off for this session: ${what} took ${ms.toFixed(1)} ms (budget ${budgetMs} ms)`
             ).pipe(Effect.zipRight(closeWatches))
             : Effect.void
-        )
+        ),
+        Effect.uninterruptible
       )
 
     /** Keeps `snap` as current at `seq` (unless a newer one is kept: concurrent calls). */

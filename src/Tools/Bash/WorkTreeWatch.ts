@@ -116,9 +116,13 @@ export const make = (
     // Once the scope has closed, a rescan still finishing (its fiber is interrupted after this
     // finalizer) must not set up watches nobody would close.
     const closed = MutableRef.make(false)
+    // Off, and a new number: a call waiting in `settle` must not then reuse a snapshot on the word of
+    // a watcher whose pending events were dropped with it (the tracker closes one mid-session).
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
         MutableRef.set(closed, true)
+        MutableRef.set(phase, "off")
+        bump()
         closeAll()
       })
     )

@@ -5,7 +5,9 @@
 // shows). Each agent keeps its sessions in a temp state directory. The first round is discarded
 // (page cache); medians, and the spread (p25-p75), of the rest. Also the agent's main-thread CPU time
 // when `initialize` is answered (/proc/PID/schedstat, ns): what the start costs on the thread that
-// answers, much less stretched than wall time on a shared machine.
+// answers, much less stretched than wall time on a shared machine. It is read when the answer
+// arrives, by then the agent may have started the bwrap probe (~5 ms of that thread): run with
+// DSH_ACP_CONTAINMENT=process-group for a figure of the start alone.
 //   node bench/ab-start.mjs ROUNDS label=path/to/bin.js [label=path …]
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"

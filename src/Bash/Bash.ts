@@ -171,9 +171,10 @@ export class Bash extends Context.Tag("dsh-acp/Bash/Bash")<Bash, {
   /**
    * Starts in the background what a first session waits for (the `auto` containment probe, which
    * also tells whether the sandbox profiles work: a bwrap run of tens of ms) and returns at once.
-   * For a caller that knows a session is coming; without it the first session starts it.
+   * For a caller that knows a session is coming; without it the first session starts it. Optional
+   * for an executor of your own.
    */
-  readonly prepare: Effect.Effect<void>
+  readonly prepare?: Effect.Effect<void>
   /** A shell for one session, starting in `cwd` (absolute). */
   readonly session: (options: {
     readonly cwd: string

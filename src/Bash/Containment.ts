@@ -1,8 +1,8 @@
 /**
  * How commands are contained, decided once per executor: process groups or a bwrap pid namespace
  * (`DSH_ACP_CONTAINMENT`, or a probe), and whether bwrap can also make the sandbox profiles here.
- * Both answers are lazy (they start with the first session, so the agent's start is not delayed)
- * and logged once. Under `auto` one bwrap run usually gives both (see {@link probeContainment}).
+ * Both answers are lazy (they start when the agent has answered \`initialize\` — \`Bash.prepare\` — or
+ * with the first session, so the agent's start is not delayed) and logged once. Under `auto` one bwrap run usually gives both (see {@link probeContainment}).
  */
 import * as os from "node:os"
 import * as Deferred from "effect/Deferred"
@@ -14,7 +14,8 @@ import * as Sandbox from "./Sandbox.js"
 
 /**
  * `effect` run at most once, when first awaited, its answer shared. The probe spawns bwrap (~4-5 ms
- * of CPU), which would delay the answer to `initialize`: it starts when the first session opens. It
+ * of CPU), which would delay the answer to `initialize`: it starts after it (`prepare`) or with the
+ * first session. It
  * runs in a daemon fiber and answers through a Deferred, so a caller interrupted while waiting never
  * leaves an interrupted result behind for later callers; the flag is set in the same
  * uninterruptible step that forks it, so there is exactly one run and it always answers.
@@ -42,8 +43,9 @@ export const containmentFromEnv = (env: Readonly<Record<string, string | undefin
 const pidNamespace: ChildProcess.Containment = { _tag: "PidNamespace", bwrap: "bwrap" }
 
 /**
- * The containment for a mode, logged once. `"auto"` probes bwrap lazily, in the background, from the
- * first session's opening, so the agent's start is not delayed; a command waits for the answer.
+ * The containment for a mode, logged once. `"auto"` probes bwrap lazily, in the background, from
+ * `prepare` or the first session's opening, so the agent's start is not delayed; a command waits
+ * for the answer.
  */
 export const resolveContainment = (mode: ContainmentMode): Effect.Effect<Effect.Effect<ChildProcess.Containment>> => {
   switch (mode) {

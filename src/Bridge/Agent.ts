@@ -3,9 +3,11 @@
  * routes each prompt through the harness and the presentation mapping; it never runs a tool.
  */
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { Harness, type PromptBlock } from "../Harness/Harness.js"
 import { Capabilities } from "./Capabilities.js"
@@ -57,6 +59,8 @@ export const serve = <E, R>(
     const mapping = yield* Mapping
     const capabilities = yield* Capabilities
     const initialized = yield* Ref.make(false)
+    // What the agent starts for later (the harness's prepare) ends with the connection.
+    const background = yield* Scope.make()
     const sessions = new Map<string, Session.Session>()
     const closedIds = new Set<string>()
     // ACP v2 when the client offers it; everything v1 below stays as it was for a v1 client.
@@ -102,7 +106,7 @@ export const serve = <E, R>(
       Effect.gen(function*() {
         // A client opens a session next, and the first session waits for the harness's probes:
         // start them once this answer has left, so they run while the client reads it.
-        if (harness.prepare !== undefined) request.afterResponse(Effect.asVoid(Effect.forkDaemon(Effect.zipRight(afterFlush, harness.prepare))))
+        if (harness.prepare !== undefined) request.afterResponse(Effect.asVoid(Effect.forkIn(Effect.zipRight(afterFlush, harness.prepare), background)))
         const negotiatedV2 = yield* v2.initialize(params.protocolVersion)
         if (negotiatedV2 !== undefined) {
           yield* Ref.set(initialized, true)
@@ -204,5 +208,8 @@ export const serve = <E, R>(
     const cancelAll = Effect.suspend(() =>
       Effect.forEach([...sessions.values()], (s) => s.cancelFrom(Number.MAX_SAFE_INTEGER), { discard: true })
     )
-    yield* peer.serve(Stream.concat(input, Stream.execute(cancelAll))).pipe(Effect.ensuring(closeAll))
+    yield* peer.serve(Stream.concat(input, Stream.execute(cancelAll))).pipe(
+      Effect.ensuring(closeAll),
+      Effect.ensuring(Scope.close(background, Exit.void))
+    )
   })

@@ -57,7 +57,7 @@ const jobsTable = (shell: BashSession) =>
 export const make = Effect.gen(function*() {
   const bash = yield* Bash
   return Harness.of({
-    prepare: bash.prepare,
+    ...(bash.prepare === undefined ? {} : { prepare: bash.prepare }),
     openSession: ({ additionalDirectories, cwd, restore, sessionId }) =>
       Effect.gen(function*() {
         const shell = yield* bash.session({ cwd: restore?.cwd ?? cwd, additionalDirectories })

@@ -1,6 +1,7 @@
 /**
  * `Harness.prepare`: the agent starts what the first session will wait for (the bwrap probe) once
- * `initialize` has been answered, never before the answer has been written, and only once.
+ * `initialize` has been answered, never before the answer has been written, and stops it when the
+ * connection ends.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
@@ -16,7 +17,7 @@ const initialize = (id: number) =>
   `${JSON.stringify({ jsonrpc: "2.0", id, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } })}\n`
 
 describe("Harness.prepare", () => {
-  it.effect("runs once initialize's answer has been written, once per initialize", () =>
+  it.effect("runs once initialize's answer has been written", () =>
     Effect.gen(function*() {
       const input = yield* Queue.unbounded<string | null>()
       const written: Array<string> = []
@@ -41,6 +42,30 @@ describe("Harness.prepare", () => {
       yield* Queue.offer(input, null)
       yield* Fiber.join(serving)
       expect(seenByPrepare).toHaveLength(1)
+    }))
+
+  it.effect("ends with the connection: a prepare still running is interrupted when the input ends", () =>
+    Effect.gen(function*() {
+      const input = yield* Queue.unbounded<string | null>()
+      const started = yield* Deferred.make<void>()
+      const interrupted = yield* Deferred.make<void>()
+      const harness = Layer.succeed(Harness, Harness.of({
+        prepare: Deferred.succeed(started, undefined).pipe(
+          Effect.zipRight(Effect.never),
+          Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
+        ),
+        openSession: () => Effect.die("no session in this test")
+      }))
+      const serving = yield* Server.serve({
+        input: Stream.fromQueue(input).pipe(Stream.takeWhile((x): x is string => x !== null)),
+        write: () => Effect.void,
+        agentInfo: { name: "test", title: "Test", version: "0" }
+      }).pipe(Effect.provide(harness), Effect.fork)
+      yield* Queue.offer(input, initialize(1))
+      yield* Deferred.await(started)
+      yield* Queue.offer(input, null)
+      yield* Fiber.join(serving)
+      expect(yield* Deferred.isDone(interrupted)).toBe(true)
     }))
 
   it.effect("a harness without prepare serves as before", () =>

@@ -170,7 +170,7 @@ export const forShell = (
  * the shell goes.
  */
 export const toolset: Toolset<Bash> = {
-  prepare: Effect.flatMap(Bash, (bash) => bash.prepare),
+  prepare: Effect.flatMap(Bash, (bash) => bash.prepare ?? Effect.void),
   open: ({ additionalDirectories, cwd }) =>
     Effect.gen(function*() {
       const bash = yield* Bash

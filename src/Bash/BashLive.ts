@@ -38,7 +38,7 @@ import {
 import * as ChildProcess from "./ChildProcess.js"
 import * as Containment from "./Containment.js"
 import { BASH_ARGS, BASH_FILE, callEnv, execute, internalError, timeouts } from "./Execute.js"
-import { mergeOutputs } from "./OutputEvents.js"
+import { mergeOutputs, outputOf } from "./OutputEvents.js"
 import * as OutputPump from "./OutputPump.js"
 import { PREWARMED_MAX_SCRIPT } from "./Prewarm.js"
 import * as Sandbox from "./Sandbox.js"
@@ -170,7 +170,7 @@ const makeSession = (
           toolDir,
           env: envFor(containment),
           envFile,
-          onOutput: (data, bytes) => pump.push({ _tag: "Output", data, bytes }),
+          onOutput: (bytes) => pump.push(outputOf(bytes)),
           // A long script is read slowly by the waiting init (see PREWARMED_MAX_SCRIPT): the spare waits for the next call.
           prewarmed: () => Buffer.byteLength(args.command) <= PREWARMED_MAX_SCRIPT ? spares.take() : undefined
         })

@@ -7,7 +7,6 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { StringDecoder } from "node:string_decoder"
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -19,6 +18,7 @@ import * as EnvScrub from "./EnvScrub.js"
 import { randomHex } from "./Random.js"
 import type { ExitStatus } from "../Terminal/ExitStatus.js"
 import { OutputBudget } from "./OutputBudget.js"
+import { wholeCharacters } from "./OutputEvents.js"
 import * as ShellScript from "./ShellScript.js"
 import * as StatusLines from "./StatusLines.js"
 
@@ -36,19 +36,7 @@ let tempCounter = 0
 /** Unique among every process sharing a temp directory (the random part) and within this one (the counter). */
 const uniqueSuffix = (): string => `${processTag ??= randomHex(6)}-${++tempCounter}`
 
-/**
- * How many bytes at the end of `bytes` are the start of a UTF-8 character still missing its last
- * bytes (what a decoder holds back until the next read): 0 when the last character is complete.
- */
-export const incompleteTail = (bytes: Uint8Array): number => {
-  for (let back = 1; back <= Math.min(3, bytes.length); back++) {
-    const b = bytes[bytes.length - back]!
-    if ((b & 0xc0) === 0x80) continue
-    const length = b >= 0xf8 ? 1 : b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1
-    return length > back ? back : 0
-  }
-  return 0
-}
+export { incompleteTail } from "./OutputEvents.js"
 
 export interface ExecSpec {
   readonly command: string
@@ -59,8 +47,12 @@ export interface ExecSpec {
   readonly recordCwd: boolean
   /** Completes when the call must be stopped (cancel, task kill): the kill sequence runs. */
   readonly stop: Effect.Effect<void>
-  /** Each decoded chunk and the raw bytes it came from; a returned Promise pauses the pipes until it resolves. */
-  readonly onOutput: (text: string, bytes: Uint8Array) => Promise<void> | undefined
+  /**
+   * Each chunk of output as whole UTF-8 characters (a character split across two reads is held
+   * back until its last byte comes; invalid bytes are passed on). Not decoded here: a consumer
+   * decodes what it keeps. A returned Promise pauses the pipes until it resolves.
+   */
+  readonly onOutput: (bytes: Uint8Array) => Promise<void> | undefined
   /** Takes the namespace the session started ahead for this call, if any (the spawn owns it from then on). */
   readonly prewarmed?: () => ChildProcess.Prewarmed | undefined
   /** The session's own directory: cwd and exit records, full-output files (writable in every sandbox profile). */
@@ -117,20 +109,9 @@ export const execute = (
     // Only the normal path reaches `budget.finish()`: an interrupted call (consumer gone, cancel
     // grace over, session closed) would otherwise leak the full-output file and its descriptor.
     yield* Effect.addFinalizer(() => Effect.sync(() => budget.abort()))
-    // A multi-byte character split across two chunks is completed by the next one.
-    const decoder = new StringDecoder("utf8")
-    /**
-     * Raw bytes read but not yet reported: their text is still inside the decoder (a character split
-     * across two reads). Each reported chunk's bytes are exactly the bytes its text was decoded from,
-     * so a consumer cutting the bytes (the card's display budget) never cuts a character in two.
-     */
-    let heldBytes: Uint8Array | undefined
-    const takeBytes = (chunk: Uint8Array): Uint8Array => {
-      if (heldBytes === undefined) return chunk
-      const all = Buffer.concat([heldBytes, chunk])
-      heldBytes = undefined
-      return all
-    }
+    // Each reported chunk is whole characters: a consumer cutting the bytes (the card's display
+    // budget) never cuts a character in two.
+    const whole = wholeCharacters()
     /** The consumer is behind: data is waiting in the pipes for it. */
     let paused = false
     const child = yield* ChildProcess.spawn({
@@ -142,13 +123,10 @@ export const execute = (
       ...(exitFile === undefined ? {} : { exitFile }),
       ...(spec.prewarmed === undefined ? {} : { prewarmed: spec.prewarmed }),
       onData: (chunk, pipes) => {
-        const text = decoder.write(chunk)
-        budget.write(chunk, text)
-        const bytes = takeBytes(chunk)
-        const complete = text === "" ? 0 : bytes.length - incompleteTail(bytes)
-        if (complete < bytes.length) heldBytes = bytes.subarray(complete)
-        if (text === "") return
-        const wait = spec.onOutput(text, complete < bytes.length ? bytes.subarray(0, complete) : bytes)
+        budget.write(chunk)
+        const bytes = whole.push(chunk)
+        if (bytes === undefined) return
+        const wait = spec.onOutput(bytes)
         if (wait !== undefined) {
           paused = true
           pipes.pause()
@@ -199,11 +177,9 @@ export const execute = (
         )
       }
       child.destroyPipes()
-      const rest = decoder.end()
-      if (rest !== "") {
-        budget.write(new Uint8Array(0), rest)
-        void spec.onOutput(rest, takeBytes(new Uint8Array(0)))
-      }
+      // A character never completed: its bytes, decoded as a decoder's end would (replacement characters).
+      const rest = whole.end()
+      if (rest !== undefined) void spec.onOutput(rest)
       const { output, truncated } = budget.finish()
       const parts: StatusLines.ResultParts = {
         output: StatusLines.toOutputText(output),

@@ -27,6 +27,7 @@ import {
 import type * as ChildProcess from "./ChildProcess.js"
 import { execute, internalError, timeouts } from "./Execute.js"
 import { ModelText } from "./ModelText.js"
+import { decodeUtf8 } from "./OutputEvents.js"
 import * as StatusLines from "./StatusLines.js"
 
 /** A background start waits this long, so an instant failure is reported inline. */
@@ -189,7 +190,8 @@ export const make = (deps: TaskDeps): Effect.Effect<Tasks, never, Scope.Scope> =
             toolDir: deps.toolDir,
             env: deps.envFor(containment),
             envFile: deps.envFile,
-            onOutput: (data, bytes) => {
+            onOutput: (bytes) => {
+              const data = decodeUtf8(bytes)
               state.window.push(data)
               offerEvent(data, bytes)
               return undefined

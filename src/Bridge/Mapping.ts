@@ -28,7 +28,7 @@ import type { HarnessEvent } from "../Harness/HarnessEvent.js"
 import * as Intent from "../Presentation/Intent.js"
 import type { ExitStatus } from "../Terminal/ExitStatus.js"
 import { Capabilities } from "./Capabilities.js"
-import { DEFAULT_DISPLAY_BUDGET_BYTES, LiveOutput } from "./LiveOutput.js"
+import { DEFAULT_DISPLAY_BUDGET_BYTES, LiveOutput, type OutputChunk } from "./LiveOutput.js"
 import type { SessionNotification, SessionUpdate, ToolCallContent, ToolCallStatus } from "./SessionUpdate.js"
 import { callBody, changedContent, finalContent, type Form, locationsOf, texts } from "./CardContent.js"
 import { terminalContent, textBlock } from "./SessionUpdate.js"
@@ -140,11 +140,11 @@ const makeSessionMapper = (
         yield* sendOutput(callId, state, data)
       })
 
-    const onOutput = (callId: string, data: string, bytes: Uint8Array | undefined) =>
+    const onOutput = (callId: string, chunk: OutputChunk) =>
       Effect.gen(function*() {
         const state = calls.get(callId)
         if (state === undefined || state.form._tag !== "Card") return
-        state.pending += state.live.push(data, bytes)
+        state.pending += state.live.push(chunk)
         if (!config.liveOutput || state.pending === "" || state.timer !== undefined) return
         const wait = state.lastEmitAt + config.coalesceMs - (yield* Clock.currentTimeMillis)
         if (wait <= 0) return yield* flushPending(callId, state)
@@ -272,7 +272,7 @@ const makeSessionMapper = (
               ? send({ sessionUpdate: "tool_call_update", toolCallId: event.callId, status: "in_progress" })
               : Effect.void
           case "ToolOutput":
-            return onOutput(event.callId, event.data, event.bytes)
+            return onOutput(event.callId, event)
           case "ToolCallCompleted":
             return onCompleted(event.callId, event.presentation)
           case "ToolCallFilesChanged":

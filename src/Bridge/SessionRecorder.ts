@@ -99,7 +99,7 @@ export const make = (inner: Harness["Type"], options: RecorderOptions): Recorder
         case "ToolOutput": {
           const state = outputs.get(e.callId)
           if (state === undefined) return event(e, bg)
-          const shown = state.live.push(e.data, e.bytes)
+          const shown = state.live.push(e)
           state.pending += shown
           state.pendingBytes += byteLength(shown)
           if (state.pendingBytes > FLUSH_BYTES) return flushOutput(e.callId, state, bg, false)

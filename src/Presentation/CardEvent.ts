@@ -35,3 +35,20 @@ export type CardEvent = Data.TaggedEnum<{
 }>
 
 export const CardEvent = Data.taggedEnum<CardEvent>()
+
+/**
+ * A `ToolOutput` of `source`'s bytes whose `data` is read from `source` only when something reads
+ * it (the constructor above would read it at once): past a card's head nothing does, and the
+ * executor decodes its text only then (see the executor's output events).
+ */
+class SourcedOutput {
+  readonly _tag = "ToolOutput" as const
+  constructor(readonly callId: string, readonly bytes: Uint8Array, private readonly source: { readonly data: string }) {}
+  get data(): string {
+    return this.source.data
+  }
+}
+
+/** The `ToolOutput` of an output chunk, its text read from it when needed. */
+export const toolOutputOf = (callId: string, source: { readonly data: string; readonly bytes?: Uint8Array | undefined }): CardEvent =>
+  source.bytes === undefined ? CardEvent.ToolOutput({ callId, data: source.data }) : new SourcedOutput(callId, source.bytes, source)

@@ -145,13 +145,13 @@ describe("full output file", () => {
   it("is written (mode 0600, exact bytes) only when the model text is truncated", () => {
     const dir = tmp()
     const small = new OutputBudget({ maxChars: 1000, fullOutputMaxBytes: 1 << 20, tempDir: dir })
-    small.write(Buffer.from("hello\n"), "hello\n")
+    small.write(Buffer.from("hello\n"))
     expect(small.finish()).toEqual({ output: "hello\n" })
     expect(fs.readdirSync(dir)).toEqual([])
 
     const big = new OutputBudget({ maxChars: 1000, fullOutputMaxBytes: 1 << 20, tempDir: dir })
     const raw = `\x1b[32m${lines(1000)}`
-    big.write(Buffer.from(raw), raw)
+    big.write(Buffer.from(raw))
     const result = big.finish()
     expect(result.truncated?.savedTo).toBeDefined()
     const file = result.truncated!.savedTo!
@@ -164,7 +164,7 @@ describe("full output file", () => {
     const b = new OutputBudget({ maxChars: 100, fullOutputMaxBytes: 5000, tempDir: dir })
     // More than the in-memory spill threshold, so the file is opened while streaming.
     const chunk = lines(10_000)
-    for (let i = 0; i < 20; i++) b.write(Buffer.from(chunk), chunk)
+    for (let i = 0; i < 20; i++) b.write(Buffer.from(chunk))
     const { truncated } = b.finish()
     const content = fs.readFileSync(truncated!.savedTo!, "utf8")
     expect(content.startsWith(chunk.slice(0, 5000))).toBe(true)
@@ -176,13 +176,13 @@ describe("full output file", () => {
     const dir = tmp()
     const chunk = lines(10_000)
     const aborted = new OutputBudget({ maxChars: 100, fullOutputMaxBytes: 1 << 24, tempDir: dir })
-    for (let i = 0; i < 20; i++) aborted.write(Buffer.from(chunk), chunk)
+    for (let i = 0; i < 20; i++) aborted.write(Buffer.from(chunk))
     expect(fs.readdirSync(dir).length).toBe(1)
     aborted.abort()
     expect(fs.readdirSync(dir)).toEqual([])
 
     const kept = new OutputBudget({ maxChars: 100, fullOutputMaxBytes: 1 << 24, tempDir: dir })
-    for (let i = 0; i < 20; i++) kept.write(Buffer.from(chunk), chunk)
+    for (let i = 0; i < 20; i++) kept.write(Buffer.from(chunk))
     const savedTo = kept.finish().truncated!.savedTo!
     kept.abort()
     expect(fs.readdirSync(dir)).toEqual([path.basename(savedTo)])

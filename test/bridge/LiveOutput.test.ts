@@ -3,7 +3,7 @@ import * as FastCheck from "effect/FastCheck"
 import { byteLength, LiveOutput, skippedNote } from "../../src/Bridge/LiveOutput.js"
 
 const drain = (live: LiveOutput, chunks: ReadonlyArray<string>, withBytes = false) => {
-  const shown = chunks.map((c) => withBytes ? live.push(c, Buffer.from(c, "utf8")) : live.push(c)).join("")
+  const shown = chunks.map((c) => withBytes ? live.push({ data: c, bytes: Buffer.from(c, "utf8") }) : live.push(c)).join("")
   return { live: shown, end: live.finish() }
 }
 
@@ -69,4 +69,17 @@ describe("LiveOutput", () => {
     },
     { fastCheck: { numRuns: 300 } }
   )
+
+  it("reads a chunk's text only when the card shows all of it", () => {
+    const live = new LiveOutput(10, 4)
+    let reads = 0
+    const chunk = (text: string) => ({ bytes: Buffer.from(text, "utf8"), get data() { reads++; return text } })
+    expect(live.push(chunk("abcdef"))).toBe("abcdef")
+    expect(reads).toBe(1)
+    // Past the head: kept as bytes (the tail) or dropped, never decoded from `data`.
+    expect(live.push(chunk("ghijkl"))).toBe("")
+    expect(live.push(chunk("mnopqr"))).toBe("")
+    expect(reads).toBe(1)
+    expect(live.finish()).toBe(skippedNote(8) + "opqr")
+  })
 })

@@ -145,11 +145,11 @@ export const make = (
       )
     }
 
-    const onOutput = (callId: string, data: string, bytes: Uint8Array | undefined) => {
+    const onOutput = (callId: string, chunk: { readonly data: string; readonly bytes?: Uint8Array | undefined }) => {
       const state = calls.get(callId)
       if (state === undefined || !state.terminal) return Effect.void
       // Text without bytes (a harness that only has text, a note the executor added) is shown as its UTF-8.
-      return state.stream.push(state.budget.push(bytes ?? Buffer.from(data, "utf8")))
+      return state.stream.push(state.budget.push(chunk.bytes ?? Buffer.from(chunk.data, "utf8")))
     }
 
     /** Ends a call's terminal: the rest of its output, then its exit (and no Stop any more). */
@@ -237,7 +237,7 @@ export const make = (
           case "ToolCallRunning":
             return onRunning(event.callId)
           case "ToolOutput":
-            return onOutput(event.callId, event.data, event.bytes)
+            return onOutput(event.callId, event)
           case "ToolCallCompleted":
             return onCompleted(event.callId, event.presentation)
           case "ToolCallFilesChanged":

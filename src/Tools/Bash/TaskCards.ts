@@ -11,7 +11,7 @@ import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { BackgroundTask, BashSession, RunEvent } from "../../Bash/Bash.js"
-import { CardEvent } from "../../Presentation/CardEvent.js"
+import { CardEvent, toolOutputOf } from "../../Presentation/CardEvent.js"
 import * as Intent from "../../Presentation/Intent.js"
 import type { BashArgs } from "./BashArgs.js"
 import * as BashTool from "./BashTool.js"
@@ -45,7 +45,7 @@ export const cardEvents = (
     Stream.concat(events.pipe(
       Stream.map((event) =>
         event._tag === "Output"
-          ? CardEvent.ToolOutput(event.bytes === undefined ? { callId, data: event.data } : { callId, data: event.data, bytes: event.bytes })
+          ? toolOutputOf(callId, event)
           : CardEvent.ToolCallCompleted({ callId, presentation: BashTool.presentResult(args, event.result.text, { cwd }) })
       ),
       Stream.catchAll((error) =>

@@ -1,0 +1,64 @@
+/**
+ * The executor hands out whole-character chunks and decodes them only when read: each chunk's text
+ * is exactly what a streaming decoder gives for the reads, and a merged event's text is the join.
+ */
+import { StringDecoder } from "node:string_decoder"
+import { describe, expect, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as FastCheck from "effect/FastCheck"
+import type { RunEvent } from "../../src/Bash/Bash.js"
+import { decodeUtf8, mergeOutputs, outputOf, wholeCharacters } from "../../src/Bash/OutputEvents.js"
+
+/** Bytes around UTF-8's edges: ASCII, continuation bytes, every kind of lead byte, bytes never valid. */
+const byte = FastCheck.constantFrom(0x61, 0x0a, 0x1b, 0x80, 0x8f, 0x9f, 0xa0, 0xbf, 0xc0, 0xc2, 0xdf, 0xe0, 0xe2, 0xed, 0xef, 0xf0, 0xf4, 0xf5, 0xf8, 0xff)
+const reads = FastCheck.array(FastCheck.array(byte, { maxLength: 8 }).map((b) => Buffer.from(b)), { maxLength: 8 })
+
+/** The reads as the executor reports them: whole-character chunks (each a pipe read, or the end). */
+const chunksOf = (rs: ReadonlyArray<Uint8Array>): Array<Uint8Array> => {
+  const whole = wholeCharacters()
+  const out: Array<Uint8Array> = []
+  for (const r of rs) {
+    const c = whole.push(r)
+    if (c !== undefined) out.push(c)
+  }
+  const rest = whole.end()
+  if (rest !== undefined) out.push(rest)
+  return out
+}
+
+describe("output events", () => {
+  it.prop(
+    "each chunk decodes on its own to what a StringDecoder gives for the same reads, and together they are every byte",
+    [reads],
+    ([rs]) => {
+      const decoder = new StringDecoder("utf8")
+      const expected = [...rs.map((r) => decoder.write(r)), decoder.end()].filter((t) => t !== "")
+      const chunks = chunksOf(rs)
+      expect(chunks.map(decodeUtf8)).toEqual(expected)
+      expect(Buffer.concat(chunks)).toEqual(Buffer.concat(rs))
+    },
+    { fastCheck: { numRuns: 3000 } }
+  )
+
+  it.prop(
+    "a merged event's bytes are its chunks' bytes, and its text their texts joined",
+    [reads],
+    ([rs]) => {
+      const chunks = chunksOf(rs)
+      const merged = mergeOutputs(Chunk.unsafeFromArray<RunEvent>(chunks.map(outputOf)))
+      const outputs = Chunk.toReadonlyArray(merged).filter((e) => e._tag === "Output")
+      expect(outputs.map((e) => e.data).join("")).toBe(chunks.map(decodeUtf8).join(""))
+      expect(Buffer.concat(outputs.map((e) => e.bytes!))).toEqual(Buffer.concat(chunks))
+    },
+    { fastCheck: { numRuns: 1000 } }
+  )
+
+  it("an event's text is decoded when first read, not before", () => {
+    const bytes = Buffer.from("héllo")
+    const event = outputOf(bytes)
+    bytes[0] = 0x4a
+    expect(event.data).toBe("Jéllo")
+    bytes[0] = 0x68
+    expect(event.data).toBe("Jéllo")
+  })
+})

@@ -123,9 +123,9 @@ export const execute = (
       ...(exitFile === undefined ? {} : { exitFile }),
       ...(spec.prewarmed === undefined ? {} : { prewarmed: spec.prewarmed }),
       onData: (chunk, pipes) => {
-        budget.write(chunk)
         const bytes = whole.push(chunk)
         if (bytes === undefined) return
+        budget.write(bytes)
         const wait = spec.onOutput(bytes)
         if (wait !== undefined) {
           paused = true
@@ -179,7 +179,10 @@ export const execute = (
       child.destroyPipes()
       // A character never completed: its bytes, decoded as a decoder's end would (replacement characters).
       const rest = whole.end()
-      if (rest !== undefined) void spec.onOutput(rest)
+      if (rest !== undefined) {
+        budget.write(rest)
+        void spec.onOutput(rest)
+      }
       const { output, truncated } = budget.finish()
       const parts: StatusLines.ResultParts = {
         output: StatusLines.toOutputText(output),

@@ -5,10 +5,14 @@
  * Every stage keeps at most a budget's worth of text (plus one overlong line). `OutputBudget`
  * pairs it with the full-output file.
  */
+import { isAscii } from "node:buffer"
 import { AnsiStripper } from "../Terminal/Ansi.js"
+import { HeadTail, stripControl } from "./HeadTail.js"
+import { LineAssembler } from "./ModelLines.js"
+import { decodeUtf8 } from "./OutputEvents.js"
 
-/** Control characters a model cannot use (tab, newline and carriage return are handled; ESC went with the sequences). */
-const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g
+export { stripControl } from "./HeadTail.js"
+
 
 /**
  * ANSI escapes, then the other control characters. Looking for control characters costs a scan of
@@ -27,188 +31,12 @@ class ModelStripper {
   flush(): string {
     return stripControl(this.ansi.flush())
   }
-}
-
-const HAS_CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/
-export const stripControl = (text: string): string => HAS_CONTROL.test(text) ? text.replace(CONTROL, "") : text
-
-/**
- * Turns text (already stripped) into finished lines, resolving `\r` the way a terminal does: the
- * cursor returns to column 0 and later characters overwrite earlier ones (`"abc\rX"` shows `Xbc`,
- * and `"\r\n"` leaves the line as it was).
- *
- * A line longer than `maxLine` is emitted as a fragment (no newline) so one endless line cannot
- * grow without bound.
- */
-export class LineAssembler {
-  private line = ""
-  private cursor = 0
-
-  constructor(private readonly emit: (piece: string) => void, private readonly maxLine = 65536) {}
-
-  push(text: string): void {
-    let start = 0
-    while (start <= text.length) {
-      const nl = text.indexOf("\n", start)
-      const end = nl < 0 ? text.length : nl
-      if (end > start) this.write(text.slice(start, end))
-      if (nl < 0) break
-      this.emit(`${this.line}\n`)
-      this.line = ""
-      this.cursor = 0
-      start = nl + 1
-    }
-  }
-
-  /** Emits the unfinished line, if any. */
-  flush(): void {
-    if (this.line !== "") this.emit(this.line)
-    this.line = ""
-    this.cursor = 0
-  }
-
-  /** Where the next character goes is the end of the line (no `\r` rewrite pending). */
-  get atLineEnd(): boolean {
-    return this.cursor === this.line.length
-  }
-
-  /** Characters of the unfinished line. */
-  get pendingChars(): number {
-    return this.line.length
-  }
-
-  /** Forgets the unfinished line (its characters were accounted for by the caller). */
-  dropLine(): void {
-    this.line = ""
-    this.cursor = 0
-  }
-
-  private write(segment: string): void {
-    // An overlong line is cut into fragments anyway: emitted as it comes rather than appended,
-    // since appending copies the whole line (hundreds of KB per chunk in a flood with no newline).
-    if (this.cursor === this.line.length && this.line.length + segment.length > this.maxLine && segment.indexOf("\r") < 0) {
-      if (this.line !== "") this.emit(this.line)
-      this.emit(segment)
-      this.line = ""
-      this.cursor = 0
-      return
-    }
-    const parts = segment.indexOf("\r") < 0 ? [segment] : segment.split("\r")
-    for (let i = 0; i < parts.length; i++) {
-      if (i > 0) this.cursor = 0
-      const part = parts[i]!
-      if (part === "") continue
-      if (this.cursor === this.line.length) this.line += part
-      else this.line = this.line.slice(0, this.cursor) + part + this.line.slice(this.cursor + part.length)
-      this.cursor += part.length
-    }
-    if (this.line.length > this.maxLine) this.flush()
+  /** No part of an escape sequence is held back: text without ESC comes out as it went in (bar control characters). */
+  get idle(): boolean {
+    return this.ansi.idle
   }
 }
 
-/** Room kept for the marker line that says where text was omitted. */
-const MARKER_RESERVE = 100
-
-/**
- * Keeps the head (first third) and tail (rest) of a stream of pieces (lines, or fragments of an
- * overlong line), cutting at piece boundaries. Until the total exceeds the budget nothing is lost.
- */
-export class HeadTail {
-  private readonly headMax: number
-  private readonly tailMax: number
-  private head: Array<string> = []
-  private headLen = 0
-  private headClosed = false
-  private tail: Array<string> = []
-  private tailStart = 0
-  private tailLen = 0
-  private total = 0
-  private truncated = false
-
-  constructor(private readonly maxChars: number) {
-    this.headMax = Math.floor(maxChars / 3)
-    this.tailMax = Math.max(0, maxChars - this.headMax - MARKER_RESERVE)
-  }
-
-  push(piece: string): void {
-    if (piece === "") return
-    this.total += piece.length
-    if (!this.headClosed) {
-      if (this.headLen + piece.length <= this.headMax) {
-        this.head.push(piece)
-        this.headLen += piece.length
-        return
-      }
-      this.headClosed = true
-      if (this.headLen === 0) {
-        // One line longer than the whole head: a mid-line cut is better than an empty head.
-        this.head.push(piece.slice(0, this.headMax))
-        this.headLen = this.headMax
-        piece = piece.slice(this.headMax)
-      }
-    }
-    this.tail.push(piece)
-    this.tailLen += piece.length
-    if (this.truncated || this.headLen + this.tailLen > this.maxChars) {
-      this.truncated = true
-      this.trimTail()
-    }
-  }
-
-  private trimTail(): void {
-    while (this.tailLen > this.tailMax && this.tail.length - this.tailStart > 1) {
-      this.tailLen -= this.tail[this.tailStart]!.length
-      this.tail[this.tailStart] = ""
-      this.tailStart++
-    }
-    if (this.tailLen > this.tailMax) {
-      const only = this.tail[this.tailStart]!
-      this.tail[this.tailStart] = only.slice(only.length - this.tailMax)
-      this.tailLen = this.tailMax
-    }
-    if (this.tailStart > 1024 && this.tailStart * 2 > this.tail.length) {
-      this.tail = this.tail.slice(this.tailStart)
-      this.tailStart = 0
-    }
-  }
-
-  /** The middle is being dropped: only the tail changes from now on. */
-  get isTruncated(): boolean {
-    return this.truncated
-  }
-
-  /**
-   * Accounts for `chars` characters of pieces that are known to be dropped (pieces of at least
-   * `tailMax` characters follow): the same state as pushing them, without looking at them.
-   */
-  skip(chars: number): void {
-    this.total += chars
-    this.tail = []
-    this.tailStart = 0
-    this.tailLen = 0
-  }
-
-  /** Characters the tail keeps at most. */
-  get tailCapacity(): number {
-    return this.tailMax
-  }
-
-  /** Characters dropped between head and tail. */
-  get omittedChars(): number {
-    return this.total - this.headLen - this.tailLen
-  }
-
-  /** The kept text; when something was dropped, a marker line stands where it was. */
-  render(): string {
-    const head = this.head.join("")
-    // Pieces pushed once truncating still hold control characters (see ModelStripper).
-    const tail = stripControl(this.tail.slice(this.tailStart).join(""))
-    const omitted = this.omittedChars
-    if (omitted === 0) return head + tail
-    const sep = head === "" || head.endsWith("\n") ? "" : "\n"
-    return `${head}${sep}[… ${omitted} chars omitted …]\n${tail}`
-  }
-}
 
 export interface ModelTextResult {
   /** The model-facing text (not yet normalized with `StatusLines.toOutputText`). */
@@ -217,15 +45,53 @@ export interface ModelTextResult {
   readonly omittedChars: number
 }
 
+const ESC = 0x1b
+const CR = 0x0d
+const LF = 0x0a
+
 /** Streaming text → ANSI stripped, `\r` resolved, head + tail within `maxChars`. */
 export class ModelText {
   private readonly stripper = new ModelStripper()
   private headTail: HeadTail
   private readonly lines: LineAssembler
 
-  constructor(private readonly maxChars: number) {
+  /** @param maxLine where an endless line is cut into fragments (smaller only in tests) */
+  constructor(private readonly maxChars: number, maxLine: number = Math.max(65536, maxChars)) {
     this.headTail = new HeadTail(maxChars)
-    this.lines = new LineAssembler((piece) => this.headTail.push(piece), Math.max(65536, maxChars))
+    this.lines = new LineAssembler((piece) => this.headTail.push(piece), maxLine)
+  }
+
+  /**
+   * The same as `push` of the bytes' text, for whole UTF-8 characters (see the executor's output
+   * events). While truncating, plain ASCII (no escape, no `\r`) is not decoded: the lines it makes
+   * are kept as bytes and decoded only if they reach the kept tail, and whole lines that cannot
+   * reach it are only counted (as `skipDropped` does). A flood's middle is never decoded.
+   */
+  pushBytes(bytes: Uint8Array): void {
+    if (!this.headTail.isTruncated || !this.stripper.controlLater || !this.stripper.idle || !this.lines.atLineEnd || bytes.indexOf(ESC) >= 0 || bytes.indexOf(CR) >= 0 || !isAscii(bytes)) {
+      return this.push(decodeUtf8(bytes))
+    }
+    let start = 0
+    const room = this.headTail.tailCapacity
+    const lastNl = bytes.lastIndexOf(LF)
+    if (lastNl < 0) return this.lines.appendAscii(bytes)
+    if (bytes.length > room && lastNl >= room) {
+      const cut = bytes.lastIndexOf(LF, lastNl - room)
+      if (cut >= 0) {
+        this.headTail.skip(this.lines.pendingChars + cut + 1)
+        this.lines.dropLine()
+        start = cut + 1
+      }
+    }
+    // What can still reach the tail: its lines as text, the unfinished last line as bytes.
+    if (start === 0 && this.lines.pendingChars > 0) {
+      const nl = bytes.indexOf(LF)
+      this.lines.appendAscii(bytes.subarray(0, nl))
+      this.lines.endLine()
+      start = nl + 1
+    }
+    if (start <= lastNl) this.lines.push(decodeUtf8(bytes.subarray(start, lastNl + 1)))
+    this.lines.appendAscii(bytes.subarray(lastNl + 1))
   }
 
   push(text: string): void {

@@ -10,7 +10,6 @@
  * text (plus one overlong line, plus a small spill buffer before the file is opened). The text side
  * is `ModelText`, the file `FullOutput`.
  */
-import { StringDecoder } from "node:string_decoder"
 import { FullOutput } from "./FullOutput.js"
 import { ModelText } from "./ModelText.js"
 import type { Truncation } from "./StatusLines.js"
@@ -28,27 +27,25 @@ export interface BudgetResult {
   readonly truncated?: Truncation
 }
 
-/** Both sides of the output budget, fed the raw bytes chunk by chunk: as they are for the file, decoded for the model. */
+/**
+ * Both sides of the output budget, fed the output chunk by chunk as whole UTF-8 characters (see the
+ * executor's output events): as they are for the file, as text for the model.
+ */
 export class OutputBudget {
   private readonly model: ModelText
   private readonly full: FullOutput
-  /** A character split across two chunks is completed by the next one. */
-  private readonly decoder = new StringDecoder("utf8")
 
   constructor(options: BudgetOptions) {
     this.model = new ModelText(options.maxChars)
     this.full = new FullOutput(options.tempDir, options.fullOutputMaxBytes)
   }
 
-  write(raw: Uint8Array): void {
-    this.full.write(raw)
-    const text = this.decoder.write(raw as Buffer)
-    if (text !== "") this.model.push(text)
+  write(bytes: Uint8Array): void {
+    this.full.write(bytes)
+    this.model.pushBytes(bytes)
   }
 
   finish(): BudgetResult {
-    const rest = this.decoder.end()
-    if (rest !== "") this.model.push(rest)
     const { omittedChars, text } = this.model.finish()
     const savedTo = this.full.finish(omittedChars > 0)
     if (omittedChars === 0) return { output: text }

@@ -49,6 +49,11 @@ export class AnsiStripper {
     return stripAnsi(text)
   }
 
+  /** Nothing is held back (the start of a sequence split across chunks). */
+  get idle(): boolean {
+    return this.carry === ""
+  }
+
   flush(): string {
     const rest = stripAnsi(this.carry)
     this.carry = ""

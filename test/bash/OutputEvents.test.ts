@@ -7,6 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as FastCheck from "effect/FastCheck"
 import type { RunEvent } from "../../src/Bash/Bash.js"
+import { ModelText } from "../../src/Bash/ModelText.js"
 import { decodeUtf8, mergeOutputs, outputOf, wholeCharacters } from "../../src/Bash/OutputEvents.js"
 
 /** Bytes around UTF-8's edges: ASCII, continuation bytes, every kind of lead byte, bytes never valid. */
@@ -61,4 +62,42 @@ describe("output events", () => {
     bytes[0] = 0x68
     expect(event.data).toBe("Jéllo")
   })
+})
+
+describe("the model text of bytes", () => {
+  /** Output shaped like what reaches the model: ASCII runs, newlines, `\r` rewrites, escapes, control and multi-byte characters. */
+  // Mostly plain ASCII lines (what the bytes path takes), the rest now and then.
+  const piece = FastCheck.oneof(
+    { arbitrary: FastCheck.tuple(FastCheck.constantFrom("a", "b", "c"), FastCheck.integer({ min: 1, max: 60 })).map(([c, n]) => c.repeat(n)), weight: 12 },
+    { arbitrary: FastCheck.constantFrom("\n", "\n\n"), weight: 4 },
+    { arbitrary: FastCheck.constantFrom("\r", "\r\n", "\x1b[31m", "\x1b[", "0m", "\x01", "\x7f", "é", "€", "😀", "\t"), weight: 1 }
+  )
+  const output = FastCheck.array(piece, { maxLength: 150, size: "large" }).map((ps) => Buffer.from(ps.join(""), "utf8"))
+  const cuts = FastCheck.array(FastCheck.nat({ max: 2000 }), { maxLength: 40, size: "large" })
+
+  it.prop(
+    "pushing whole-character chunks as bytes gives the same text and the same count as pushing their text",
+    [output, cuts, FastCheck.integer({ min: 100, max: 260 }), FastCheck.integer({ min: 4, max: 80 })],
+    ([all, at, maxChars, maxLine]) => {
+      const reads: Array<Uint8Array> = []
+      let prev = 0
+      for (const c of [...new Set(at.map((x) => x % (all.length + 1)))].sort((a, b) => a - b)) {
+        reads.push(all.subarray(prev, c))
+        prev = c
+      }
+      reads.push(all.subarray(prev))
+      const chunks = chunksOf(reads)
+      const asBytes = new ModelText(maxChars, maxLine)
+      const asText = new ModelText(maxChars, maxLine)
+      for (const c of chunks) {
+        asBytes.pushBytes(c)
+        asText.push(decodeUtf8(c))
+      }
+      ;(globalThis as any).RUNS = ((globalThis as any).RUNS ?? 0) + 1
+      ;(globalThis as any).TRUNC = ((globalThis as any).TRUNC ?? 0) + (asText.finish().omittedChars > 0 ? 1 : 0)
+      expect(asBytes.finish()).toEqual(asText.finish())
+      if ((globalThis as any).RUNS % 1000 === 0) console.log("HITS", (globalThis as any).HITS, "RUNS", (globalThis as any).RUNS, "TRUNC", (globalThis as any).TRUNC, all.length)
+    },
+    { fastCheck: { numRuns: 3000 } }
+  )
 })

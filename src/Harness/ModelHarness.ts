@@ -40,7 +40,7 @@ import * as Stream from "effect/Stream"
 import type { Bash } from "../Bash/Bash.js"
 import * as Intent from "../Presentation/Intent.js"
 import * as BashTools from "../Tools/Bash/BashTools.js"
-import type { Tool, ToolOutcome, Toolset } from "../Tools/Tool.js"
+import type { Toolset } from "../Tools/Tool.js"
 import { Harness, type HarnessSession, type PromptBlock, type SessionContext } from "./Harness.js"
 import { HarnessEvent } from "./HarnessEvent.js"
 import {
@@ -48,7 +48,6 @@ import {
   type CallItem,
   consumePart,
   describeFailure,
-  describeUnknown,
   type Item,
   type Outcome,
   type RawPart,
@@ -61,6 +60,7 @@ import {
 import * as ModelTools from "./ModelTools.js"
 import * as Modes from "./Modes.js"
 import * as SystemPrompt from "./SystemPrompt.js"
+import * as ToolCall from "./ToolCall.js"
 
 export interface Options<R = Bash> {
   /**
@@ -85,12 +85,6 @@ export const DEFAULT_MAX_TURN_REQUESTS = 50
  */
 export const TURN_EVENTS_CAPACITY = 32
 
-interface Emit {
-  (event: HarnessEvent): Effect.Effect<void>
-  /** Emits `event` and waits until the consumer of the turn's stream has taken it and asked for the next one. */
-  readonly delivered: (event: HarnessEvent) => Effect.Effect<void>
-}
-
 /** A mark in a turn's event queue that completes when the consumer pulls past it. */
 class Barrier {
   constructor(readonly passed: Deferred.Deferred<void>) {}
@@ -102,12 +96,6 @@ const append = (history: Ref.Ref<Prompt.Prompt>, messages: ReadonlyArray<Prompt.
 /** The user's text; blocks the harness cannot read are named so the model knows they were there. */
 const userText = (blocks: ReadonlyArray<PromptBlock>): string =>
   blocks.map((b) => (b._tag === "Text" ? b.text : `[an attached ${b.type} block is not supported by this agent]`)).join("\n")
-
-const NOT_RUN_CANCELLED: Outcome = { result: "The user cancelled the turn before this call ran: it did not run.", isFailure: true }
-const REJECTED: Outcome = {
-  result: "The user rejected this command: it did not run. Do not retry it unchanged; ask the user or take another approach.",
-  isFailure: true
-}
 
 const encodeMessage = Schema.encodeSync(Prompt.Message)
 const decodeMessage = Schema.decodeUnknownEither(Prompt.Message)
@@ -124,7 +112,7 @@ const restoreHistory = (memory: ReadonlyArray<unknown>) =>
     return Prompt.fromMessages(messages)
   })
 
-/** A background task's card events, forwarded into the session's background stream. */
+/** One session: its tools, modes, history and the prompt loop. */
 const openSession = (
   options: Options<any>,
   model: LanguageModel.Service,
@@ -147,6 +135,7 @@ const openSession = (
       ? options.systemPrompt
       : (options.systemPrompt ?? SystemPrompt.make)(facts)
 
+    const callSession: ToolCall.CallSession = { client, cwd: tools.cwd, modes, approveAll: options.approveAll === true, alwaysAllow }
     // Card ids are the model's call ids; a model that reuses an id gets a suffixed card id, so two
     // cards (and two client terminals) never share one.
     const usedIds = new Set<string>(restore?.callIds ?? [])
@@ -157,62 +146,7 @@ const openSession = (
       return candidate
     }
 
-    const runTool = (callId: string, tool: Tool, args: unknown, cancel: Deferred.Deferred<void>, emit: Emit) =>
-      Effect.gen(function*() {
-        const cwd = yield* tools.cwd
-        // An embedder's tool that throws must still give its call a card and the model a result
-        // (a call left without a result in the history makes every later request fail).
-        const presentation = yield* Effect.try(() => tool.presentCall(args, { cwd })).pipe(
-          Effect.catchAll((error) =>
-            Effect.as(
-              Effect.logWarning(`tool ${tool.name}: presentCall threw: ${describeUnknown(error.error)}`),
-              Intent.GenericCall.make({ title: tool.name, kind: "other", input: args })
-            ))
-        )
-        // A sandboxed tool follows the mode of this moment (Ask: full access, asking; Auto and
-        // Read-only: sandboxed, not asking); any other tool asks unless --approve-all.
-        const modeAsks = tool.sandboxed === true && modes !== undefined ? yield* modes.asks : options.approveAll !== true
-        const ask = modeAsks && (tool.requiresPermission?.(args) ?? true) && !(yield* Ref.get(alwaysAllow))
-        // This call's own Stop (a client's per-call cancel): raced with the turn's cancel below, it
-        // stops the call alone; the model gets the call's result and the turn goes on.
-        const stop = yield* Deferred.make<void>()
-        const stopCall = Deferred.complete(stop, Effect.void).pipe(Effect.asVoid)
-        // The card must be on the wire before the permission request that names it.
-        yield* (ask ? emit.delivered : emit)(HarnessEvent.ToolCallStarted({ callId, presentation, pending: ask, cancel: stopCall }))
-        if (ask) {
-          // A client should answer `cancelled` after `session/cancel`; one that does not must not
-          // hold the turn.
-          const decision = yield* client.requestPermission({ callId, presentation }).pipe(
-            Effect.raceFirst(Effect.as(Effect.raceFirst(Deferred.await(cancel), Deferred.await(stop)), "cancelled" as const))
-          )
-          if (decision === "reject" || decision === "cancelled") {
-            const note = decision === "reject" ? "Rejected: the command did not run." : "Cancelled: the command did not run."
-            yield* emit(HarnessEvent.ToolCallCompleted({ callId, presentation: Intent.failure(note, Intent.callContent(presentation)) }))
-            return decision === "reject" ? REJECTED : NOT_RUN_CANCELLED
-          }
-          if (decision === "allow_always") yield* Ref.set(alwaysAllow, true)
-          yield* emit(HarnessEvent.ToolCallRunning({ callId }))
-        }
-        const outcome: ToolOutcome = yield* Effect.suspend(() =>
-          tool.handle(args, {
-            callId,
-            cwd,
-            cancel: Effect.raceFirst(Deferred.await(cancel), Deferred.await(stop)),
-            output: (data, bytes) => emit(HarnessEvent.ToolOutput(bytes === undefined ? { callId, data } : { callId, data, bytes }))
-          })
-        ).pipe(Effect.catchAllDefect((defect) => Effect.succeed({ text: `The tool ${tool.name} failed: ${describeUnknown(defect)}`, isFailure: true })))
-        const result = yield* Effect.try(() => tool.presentResult(args, outcome.text, { cwd, isFailure: outcome.isFailure })).pipe(
-          Effect.orElseSucceed(() => Intent.failure(outcome.text))
-        )
-        yield* emit(HarnessEvent.ToolCallCompleted({ callId, presentation: result }))
-        if (outcome.changedFiles !== undefined) {
-          const changed = yield* outcome.changedFiles.pipe(Effect.catchAllDefect(() => Effect.succeed(Intent.NO_CHANGES)))
-          if (!Intent.isEmpty(changed)) yield* emit(HarnessEvent.ToolCallFilesChanged({ callId, changed }))
-        }
-        return { result: outcome.text, isFailure: outcome.isFailure } satisfies Outcome
-      })
-
-    const runCall = (call: CallItem, cancel: Deferred.Deferred<void>, emit: Emit): Effect.Effect<Outcome> =>
+    const runCall = (call: CallItem, cancel: Deferred.Deferred<void>, emit: ToolCall.Emit): Effect.Effect<Outcome> =>
       Effect.suspend(() => {
         const callId = cardId(call.id)
         const decoded = call.invalid !== undefined ? Either.left(call.invalid) : modelTools.decodeCall(call.name, call.params)
@@ -225,11 +159,11 @@ const openSession = (
             { result: decoded.left, isFailure: true }
           )
         }
-        return runTool(callId, decoded.right.tool, decoded.right.args, cancel, emit)
+        return ToolCall.run(callSession, callId, decoded.right.tool, decoded.right.args, cancel, emit)
       })
 
     /** One model call: streams the response to the user and collects it. */
-    const modelStep = (prompt: Prompt.Prompt, cancel: Deferred.Deferred<void>, emit: Emit) =>
+    const modelStep = (prompt: Prompt.Prompt, cancel: Deferred.Deferred<void>, emit: ToolCall.Emit) =>
       Effect.gen(function*() {
         const step: Step = { items: [], finish: undefined, failure: undefined }
         const open = new Map<string, Item>()
@@ -251,7 +185,7 @@ const openSession = (
         return step
       })
 
-    const runTurn = (blocks: ReadonlyArray<PromptBlock>, cancel: Deferred.Deferred<void>, emit: Emit) =>
+    const runTurn = (blocks: ReadonlyArray<PromptBlock>, cancel: Deferred.Deferred<void>, emit: ToolCall.Emit) =>
       Effect.gen(function*() {
         yield* append(history, [Prompt.makeMessage("user", { content: [Prompt.makePart("text", { text: userText(blocks) })] })])
         for (let requests = 0;; requests++) {
@@ -281,7 +215,7 @@ const openSession = (
           }
           const results: Array<{ call: CallItem; outcome: Outcome }> = []
           for (const call of calls) {
-            const outcome = (yield* Deferred.isDone(cancel)) ? NOT_RUN_CANCELLED : yield* runCall(call, cancel, emit)
+            const outcome = (yield* Deferred.isDone(cancel)) ? ToolCall.NOT_RUN_CANCELLED : yield* runCall(call, cancel, emit)
             results.push({ call, outcome })
           }
           yield* append(history, toolMessage(results))
@@ -295,7 +229,7 @@ const openSession = (
         // reads slowly the bridge stops pulling, `emit` waits, and so does the tool's output
         // callback and, through the executor's own bounded queue, the command's pipe.
         const events = yield* Mailbox.make<HarnessEvent | Barrier>({ capacity: TURN_EVENTS_CAPACITY })
-        const emit: Emit = Object.assign((event: HarnessEvent) => Effect.asVoid(events.offer(event)), {
+        const emit: ToolCall.Emit = Object.assign((event: HarnessEvent) => Effect.asVoid(events.offer(event)), {
           delivered: (event: HarnessEvent) =>
             Effect.gen(function*() {
               const barrier = new Barrier(yield* Deferred.make<void>())

@@ -1,8 +1,8 @@
 /**
  * The real `dsh-acp` command (`node dist/bin.js`, built by `npm run build`) as a child process with
- * piped stdio, for end-to-end tests. Every raw stdout line, every line written to its stdin and
- * every stderr line is recorded, so a test can check the wire itself (schema, purity, counts) next
- * to what the official ACP SDK client made of it.
+ * piped stdio (`stdioProcess.ts`), the official ACP SDK client connected to it, and the checks of
+ * what it wrote: the schema and purity of every line (`protocolViolations`), the cards a client
+ * rebuilds (`cardsOf`), the agent's text.
  *
  * ```ts
  * const agent = spawnAgent()
@@ -14,164 +14,19 @@
  * ```
  */
 import * as acp from "@agentclientprotocol/sdk"
-import { spawn } from "node:child_process"
-import { existsSync, readdirSync, readFileSync } from "node:fs"
+import { existsSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { validateAcp } from "./acpSchema.js"
+import { type AgentProcess, type Json, parseOrUndefined, spawnStdio } from "./stdioProcess.js"
+
+export * from "./procfs.js"
+export { type AgentProcess, type Json, lineSplitter, parseOrUndefined } from "./stdioProcess.js"
 
 export const BIN = fileURLToPath(new URL("../../dist/bin.js", import.meta.url))
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type Json = any
-
-export interface AgentProcess {
-  readonly pid: number
-  /** Every line the agent wrote to stdout, exactly as written (without the newline). */
-  readonly stdoutLines: ReadonlyArray<string>
-  /** Every line the agent wrote to stderr. */
-  readonly stderrLines: ReadonlyArray<string>
-  /** Every line written to the agent's stdin (by the SDK or by `writeLine`). */
-  readonly stdinLines: ReadonlyArray<string>
-  /** Writes one raw line (a newline is appended). */
-  readonly writeLine: (line: string) => void
-  /** Ends the agent's stdin (EOF). */
-  readonly endStdin: () => void
-  /** Resolves with the first stdout message (parsed) matching `predicate`, past or future. */
-  readonly waitForMessage: (predicate: (message: Json) => boolean, timeoutMs?: number) => Promise<Json>
-  /** The response to request `id` (raw mode). */
-  readonly response: (id: number | string, timeoutMs?: number) => Promise<Json>
-  /** The agent's stdio as an ACP stream for the SDK; at most once per process. */
-  readonly sdkStream: () => acp.Stream
-  /** Resolves when the process has exited. */
-  readonly exited: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
-  readonly signal: (signal: NodeJS.Signals) => void
-  /** Ends stdin and waits for the exit; SIGKILLs the process if it does not exit in `timeoutMs`. */
-  readonly stop: (timeoutMs?: number) => Promise<void>
-}
-
-/** Splits a byte stream into UTF-8 lines (a last line without its newline comes at `end`). */
-export const lineSplitter = (onLine: (line: string) => void) => {
-  const decoder = new TextDecoder()
-  let buffer = ""
-  return {
-    push: (chunk: Uint8Array) => {
-      buffer += decoder.decode(chunk, { stream: true })
-      let nl: number
-      while ((nl = buffer.indexOf("\n")) >= 0) {
-        onLine(buffer.slice(0, nl))
-        buffer = buffer.slice(nl + 1)
-      }
-    },
-    end: () => {
-      buffer += decoder.decode()
-      if (buffer !== "") onLine(buffer)
-      buffer = ""
-    }
-  }
-}
-
-export const parseOrUndefined = (line: string): Json => {
-  try {
-    return JSON.parse(line)
-  } catch {
-    return undefined
-  }
-}
-
 export const spawnAgent = (args: ReadonlyArray<string> = [], env: Readonly<Record<string, string>> = {}): AgentProcess => {
   if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`npm run build\` first (npm test does)`)
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, ...env } })
-  const stdoutLines: Array<string> = []
-  const stderrLines: Array<string> = []
-  const stdinLines: Array<string> = []
-  const waiters = new Set<(message: Json) => void>()
-
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once("exit", (code, signal) => resolve({ code, signal }))
-  )
-
-  let sdkController: ReadableStreamDefaultController<Uint8Array> | undefined
-  const stdout = lineSplitter((line) => {
-    stdoutLines.push(line)
-    const message = parseOrUndefined(line)
-    if (message !== undefined) for (const w of [...waiters]) w(message)
-  })
-  child.stdout.on("data", (chunk: Buffer) => {
-    stdout.push(chunk)
-    sdkController?.enqueue(new Uint8Array(chunk))
-  })
-  child.stdout.on("end", () => {
-    stdout.end()
-    try {
-      sdkController?.close()
-    } catch {
-      // already closed by the SDK
-    }
-  })
-  const stderr = lineSplitter((line) => stderrLines.push(line))
-  child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk))
-  child.stderr.on("end", () => stderr.end())
-
-  const stdin = lineSplitter((line) => stdinLines.push(line))
-  // A write after the agent exited would otherwise crash the test worker with EPIPE.
-  child.stdin.on("error", () => {})
-  const write = (bytes: Uint8Array) => {
-    stdin.push(bytes)
-    if (!child.stdin.destroyed && child.stdin.writable) child.stdin.write(bytes)
-  }
-
-  const waitForMessage = (predicate: (message: Json) => boolean, timeoutMs = 10_000) =>
-    new Promise<Json>((resolve, reject) => {
-      for (const line of stdoutLines) {
-        const message = parseOrUndefined(line)
-        if (message !== undefined && predicate(message)) return resolve(message)
-      }
-      const timer = setTimeout(() => {
-        waiters.delete(waiter)
-        reject(new Error(`no matching stdout message within ${timeoutMs} ms; stdout:\n${stdoutLines.slice(-20).join("\n")}\nstderr:\n${stderrLines.slice(-20).join("\n")}`))
-      }, timeoutMs)
-      const waiter = (message: Json) => {
-        if (!predicate(message)) return
-        clearTimeout(timer)
-        waiters.delete(waiter)
-        resolve(message)
-      }
-      waiters.add(waiter)
-    })
-
-  let streamTaken = false
-  const sdkStream = (): acp.Stream => {
-    if (streamTaken) throw new Error("sdkStream() may be called once per agent process")
-    streamTaken = true
-    const input = new ReadableStream<Uint8Array>({ start: (controller) => void (sdkController = controller) })
-    const output = new WritableStream<Uint8Array>({
-      write: (chunk) => write(chunk),
-      close: () => void child.stdin.end()
-    })
-    return acp.ndJsonStream(output, input)
-  }
-
-  const stop = async (timeoutMs = 5_000) => {
-    child.stdin.end()
-    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs)
-    await exited
-    clearTimeout(timer)
-  }
-
-  return {
-    pid: child.pid!,
-    stdoutLines,
-    stderrLines,
-    stdinLines,
-    writeLine: (line) => write(new TextEncoder().encode(`${line}\n`)),
-    endStdin: () => void child.stdin.end(),
-    waitForMessage,
-    response: (id, timeoutMs) => waitForMessage((m) => m.id === id && m.method === undefined, timeoutMs),
-    sdkStream,
-    exited,
-    signal: (signal) => void child.kill(signal),
-    stop
-  }
+  return spawnStdio(process.execPath, [BIN, ...args], { env })
 }
 
 /** What the SDK client saw: its connection, and every `session/update` its handler received. */
@@ -191,24 +46,45 @@ export interface Client {
     sessionId: string,
     prompt: string | Array<acp.ContentBlock>
   ) => Promise<{ readonly response: acp.PromptResponse; readonly updates: ReadonlyArray<acp.SessionUpdate> }>
+  /** Every permission request the client answered (none unless `decide` was given). */
+  readonly permissions: ReadonlyArray<acp.RequestPermissionRequest>
+  readonly cancel: (sessionId: string) => Promise<void>
+}
+
+/** How a client answers `session/request_permission`. */
+export type Decide = (request: acp.RequestPermissionRequest) => "allow_once" | "allow_always" | "reject"
+
+export interface ConnectOptions {
+  /** Answers permission requests; without it the client has no handler for them (the SDK answers -32601). */
+  readonly decide?: Decide
+  /** The client's name in `initialize`. */
+  readonly name?: string
 }
 
 /** Connects the official SDK client to the agent's stdio and sends `initialize`. */
 export const connectClient = async (
   agent: AgentProcess,
-  clientCapabilities: acp.ClientCapabilities
+  clientCapabilities: acp.ClientCapabilities,
+  options: ConnectOptions = {}
 ): Promise<Client> => {
+  const name = options.name ?? "dsh-acp-e2e"
   const updates: Array<acp.SessionNotification> = []
+  const permissions: Array<acp.RequestPermissionRequest> = []
   const waiters = new Set<(n: acp.SessionNotification) => void>()
-  const app = acp.client({ name: "dsh-acp e2e" }).onNotification(acp.methods.client.session.update, ({ params }) => {
+  const listening = acp.client({ name }).onNotification(acp.methods.client.session.update, ({ params }) => {
     updates.push(params)
     for (const w of [...waiters]) w(params)
+  })
+  const { decide } = options
+  const app = decide === undefined ? listening : listening.onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
+    permissions.push(params)
+    return { outcome: { outcome: "selected", optionId: decide(params) } }
   })
   const connection = app.connect(agent.sdkStream())
   const initializeResponse = await connection.agent.request(acp.methods.agent.initialize, {
     protocolVersion: acp.PROTOCOL_VERSION,
     clientCapabilities,
-    clientInfo: { name: "dsh-acp-e2e", version: "0.0.0" }
+    clientInfo: { name, version: "0.0.0" }
   })
 
   const waitForUpdate = (predicate: (n: acp.SessionNotification) => boolean, timeoutMs = 10_000) =>
@@ -233,6 +109,7 @@ export const connectClient = async (
     connection,
     initializeResponse,
     updates,
+    permissions,
     waitForUpdate,
     newSession: async (cwd) => (await connection.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] })).sessionId,
     prompt: async (sessionId, prompt) => {
@@ -245,7 +122,8 @@ export const connectClient = async (
         response,
         updates: updates.slice(from).filter((n) => n.sessionId === sessionId).map((n) => n.update)
       }
-    }
+    },
+    cancel: (sessionId) => connection.agent.notify(acp.methods.agent.session.cancel, { sessionId })
   }
 }
 
@@ -369,70 +247,3 @@ export const agentText = (updates: ReadonlyArray<Json>): string =>
     .filter((u) => u.sessionUpdate === "agent_message_chunk" && u.content?.type === "text")
     .map((u) => u.content.text)
     .join("")
-
-/** Live (non-zombie) processes whose process group is `pgid`, from /proc. */
-export const processesInGroup = (pgid: number): Array<{ pid: number; cmdline: string }> => {
-  const found: Array<{ pid: number; cmdline: string }> = []
-  for (const entry of readdirSync("/proc")) {
-    if (!/^[0-9]+$/.test(entry)) continue
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
-      // The command name is parenthesised and may contain spaces: the fields start after the last ')'.
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-      if (Number(fields[2]) !== pgid || fields[0] === "Z" || fields[0] === "X") continue
-      found.push({ pid: Number(entry), cmdline: readFileSync(`/proc/${entry}/cmdline`, "utf8").replaceAll("\0", " ").trim() })
-    } catch {
-      // the process ended while we looked
-    }
-  }
-  return found
-}
-
-/** Live processes whose command line is exactly `cmdline` (argv joined by spaces), with their group. */
-export const processesByCmdline = (cmdline: string): Array<{ pid: number; pgid: number }> => {
-  const found: Array<{ pid: number; pgid: number }> = []
-  for (const entry of readdirSync("/proc")) {
-    if (!/^[0-9]+$/.test(entry)) continue
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").replaceAll("\0", " ").trim() !== cmdline) continue
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-      if (fields[0] === "Z" || fields[0] === "X") continue
-      found.push({ pid: Number(entry), pgid: Number(fields[2]) })
-    } catch {
-      // the process ended while we looked
-    }
-  }
-  return found
-}
-
-/** Polls `check` every 20 ms until it returns a value other than `undefined`, or fails after `timeoutMs`. */
-export const eventually = async <A>(what: string, check: () => A | undefined, timeoutMs = 10_000): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = check()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
-
-/**
- * A `sleep` of 100-odd seconds whose command line is unique to this test worker and `n`, so
- * `groupOf` finds this test's command and never another's (suites may run side by side).
- */
-export const uniqueSleep = (n: number): string => `sleep 100.${process.pid}${String(n).padStart(3, "0")}`
-
-/** Waits until a process runs `cmdline` and returns its process group (the command's bash). */
-export const groupOf = (cmdline: string, timeoutMs?: number): Promise<number> =>
-  eventually(`a process running \`${cmdline}\``, () => processesByCmdline(cmdline)[0]?.pgid, timeoutMs)
-
-/** Waits until no process is left in group `pgid`; returns the survivors when it times out. */
-export const groupGone = async (pgid: number, timeoutMs = 5_000): Promise<ReadonlyArray<string>> => {
-  try {
-    await eventually(`group ${pgid} to end`, () => (processesInGroup(pgid).length === 0 ? true : undefined), timeoutMs)
-    return []
-  } catch {
-    return processesInGroup(pgid).map((p) => `${p.pid} ${p.cmdline}`)
-  }
-}

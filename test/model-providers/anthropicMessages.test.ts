@@ -13,7 +13,8 @@ import * as Stream from "effect/Stream"
 import * as AnthropicMessages from "../../src/Model/AnthropicMessages.js"
 import * as InvalidToolCall from "../../src/Model/InvalidToolCall.js"
 import * as ProviderError from "../../src/Model/ProviderError.js"
-import { type FakeProvider, sse, startFakeProvider } from "../support/fakeProvider.js"
+import { type FakeProvider, sse, withServer } from "../support/fakeProvider.js"
+import { simple } from "../support/responseParts.js"
 
 // Named `bash` on purpose: @effect/ai-anthropic would rename it; our provider must not.
 const Bash = Tool.make("bash", {
@@ -24,9 +25,6 @@ const Bash = Tool.make("bash", {
 const tools = Toolkit.make(Bash)
 const handlers = tools.toLayer({ bash: () => Effect.succeed("") })
 const KEY = "sk-ant-test-secret-987654321"
-
-const withServer = <A, E>(f: (server: FakeProvider) => Effect.Effect<A, E>) =>
-  Effect.acquireUseRelease(Effect.promise(startFakeProvider), f, (server) => Effect.promise(server.close))
 
 const stream = (server: FakeProvider, prompt: Prompt.RawInput = "list files") =>
   LanguageModel.streamText({ prompt, toolkit: tools, disableToolCallResolution: true }).pipe(
@@ -42,24 +40,6 @@ const run = (server: FakeProvider, prompt?: Prompt.RawInput) =>
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any
-
-const simple = (parts: ReadonlyArray<Json>) =>
-  parts.filter((p) => p.type !== "response-metadata").map((p) => {
-    switch (p.type) {
-      case "text-delta":
-      case "reasoning-delta":
-      case "tool-params-delta":
-        return `${p.type}:${p.delta}`
-      case "tool-call":
-        return `tool-call:${p.id}:${p.name}:${JSON.stringify(p.params)}`
-      case "tool-params-start":
-        return `tool-params-start:${p.id}:${p.name}`
-      case "finish":
-        return `finish:${p.reason}`
-      default:
-        return p.type
-    }
-  })
 
 const ev = (data: { type: string } & Record<string, unknown>) => sse(data, data.type)
 const start = ev({ type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "claude-test", content: [], usage: { input_tokens: 20, output_tokens: 1 } } })

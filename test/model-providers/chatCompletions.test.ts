@@ -13,7 +13,8 @@ import * as Stream from "effect/Stream"
 import * as ChatCompletions from "../../src/Model/ChatCompletions.js"
 import * as InvalidToolCall from "../../src/Model/InvalidToolCall.js"
 import * as ProviderError from "../../src/Model/ProviderError.js"
-import { type FakeProvider, sse, startFakeProvider } from "../support/fakeProvider.js"
+import { type FakeProvider, sse, startFakeProvider, withServer } from "../support/fakeProvider.js"
+import { simple } from "../support/responseParts.js"
 
 const Bash = Tool.make("bash", {
   description: "Run a bash command",
@@ -24,9 +25,6 @@ const tools = Toolkit.make(Bash)
 const handlers = tools.toLayer({ bash: () => Effect.succeed("") })
 
 const KEY = "sk-test-secret-0123456789"
-
-const withServer = <A, E>(f: (server: FakeProvider) => Effect.Effect<A, E>) =>
-  Effect.acquireUseRelease(Effect.promise(startFakeProvider), f, (server) => Effect.promise(server.close))
 
 const layer = (server: FakeProvider, apiKey: string | null = KEY) =>
   ChatCompletions.layer({
@@ -44,29 +42,8 @@ const stream = (server: FakeProvider, prompt: Prompt.RawInput = "list files") =>
 const run = (server: FakeProvider, prompt?: Prompt.RawInput) =>
   stream(server, prompt).pipe(Stream.runCollect, Effect.map((c) => Array.from(c) as Array<Json>))
 
-/** The parts without their defaulted bookkeeping, for readable assertions. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any
-
-const simple = (parts: ReadonlyArray<Json>) =>
-  parts.filter((p) => p.type !== "response-metadata").map((p) => {
-    switch (p.type) {
-      case "text-delta":
-      case "reasoning-delta":
-      case "tool-params-delta":
-        return `${p.type}:${p.delta}`
-      case "tool-call":
-        return `tool-call:${p.id}:${p.name}:${JSON.stringify(p.params)}`
-      case "tool-params-start":
-        return `tool-params-start:${p.id}:${p.name}`
-      case "finish":
-        return `finish:${p.reason}`
-      case "error":
-        return `error:${JSON.stringify(p.error)}`
-      default:
-        return p.type
-    }
-  })
 
 const base = { id: "chatcmpl-1", object: "chat.completion.chunk", created: 1_700_000_000, model: "test-model" }
 const delta = (d: unknown, finish: string | null = null) => sse({ ...base, choices: [{ index: 0, delta: d, finish_reason: finish }] })

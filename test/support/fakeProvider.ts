@@ -4,6 +4,7 @@
  * records every request (path, headers, parsed body) and notices when a client hangs up on a
  * streaming reply, which is how tests see that cancelling a turn aborted the HTTP request.
  */
+import * as Effect from "effect/Effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 
@@ -131,3 +132,7 @@ export const startFakeProvider = async (): Promise<FakeProvider> => {
       })
   }
 }
+
+/** Runs `f` with a fresh fake provider, closed when `f` ends (however it ends). */
+export const withServer = <A, E>(f: (server: FakeProvider) => Effect.Effect<A, E>) =>
+  Effect.acquireUseRelease(Effect.promise(startFakeProvider), f, (server) => Effect.promise(server.close))

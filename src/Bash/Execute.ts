@@ -36,6 +36,15 @@ let tempCounter = 0
 /** Unique among every process sharing a temp directory (the random part) and within this one (the counter). */
 const uniqueSuffix = (): string => `${processTag ??= randomHex(6)}-${++tempCounter}`
 
+/** A call's record file; absent when the call was killed before its EXIT trap wrote it. */
+const removeRecord = (file: string): void => {
+  try {
+    fs.unlinkSync(file)
+  } catch {
+    // never written
+  }
+}
+
 export { incompleteTail } from "./OutputEvents.js"
 
 export interface ExecSpec {
@@ -94,8 +103,11 @@ export const execute = (
     const cwdFile = spec.recordCwd ? tempFile("cwd") : undefined
     // In a pid namespace a signal death reaches us as 128+n; the EXIT trap's record tells them apart.
     const exitFile = containment._tag === "PidNamespace" ? tempFile("exit") : undefined
+    // Removed once, when the call's scope closes. `unlinkSync`, not `rmSync({ force })`: rmSync
+    // stats the path first, and removing the cwd record on the read path too made this a second,
+    // failing, removal (an ENOENT exception) on every call.
     for (const file of [cwdFile, exitFile]) {
-      if (file !== undefined) yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(file, { force: true })))
+      if (file !== undefined) yield* Effect.addFinalizer(() => Effect.sync(() => removeRecord(file)))
     }
     const records = { cwdFile, exitFile }
     const script = spec.envFile === undefined
@@ -197,7 +209,6 @@ export const execute = (
       if (cwdFile !== undefined) {
         try {
           const recorded = fs.readFileSync(cwdFile, "utf8").replace(/\n$/, "")
-          fs.rmSync(cwdFile, { force: true })
           if (path.isAbsolute(recorded) && !recorded.includes("\n")) finalCwd = recorded
         } catch {
           // killed before the EXIT trap ran: the cwd stays where it was

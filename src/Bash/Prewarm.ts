@@ -11,15 +11,12 @@ import * as cp from "node:child_process"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type { Containment } from "./ChildProcess.js"
+import { signalGroup } from "./GroupSignal.js"
 import { FULL_VIEW, NAMESPACE_FLAGS, PREWARMED_INIT } from "./NamespaceInit.js"
 
 /** Signals a process group, ignoring ESRCH (already gone). */
 export const killGroup = (pgid: number, signal: NodeJS.Signals): void => {
-  try {
-    process.kill(-pgid, signal)
-  } catch {
-    // ESRCH: nothing left in the group; EPERM cannot happen for our own children.
-  }
+  signalGroup(pgid, signal)
 }
 
 /** What a spare must match to run a call: the program, its arguments bar the script, the environment bar `PWD`. */

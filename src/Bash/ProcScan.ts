@@ -4,6 +4,7 @@
  * process on the machine, so callers ask only when the cheap answer (the group is gone) is not enough.
  */
 import * as fs from "node:fs"
+import { signalGroup } from "./GroupSignal.js"
 
 /**
  * How many live (non-zombie) processes are in the group. Scans `/proc` on Linux; elsewhere answers
@@ -13,21 +14,12 @@ export const countGroup = (pgid: number): number => {
   // Almost always the group is already gone: answer that without scanning /proc, which reads one
   // file per process on the machine (measured: 2-3 ms of every call with ~80 processes, more on a
   // desktop) and blocks the event loop meanwhile.
-  try {
-    process.kill(-pgid, 0)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ESRCH") return 0
-  }
+  if (!signalGroup(pgid, 0)) return 0
   let entries: Array<string>
   try {
     entries = fs.readdirSync("/proc")
   } catch {
-    try {
-      process.kill(-pgid, 0)
-      return 1
-    } catch {
-      return 0
-    }
+    return signalGroup(pgid, 0) ? 1 : 0
   }
   let n = 0
   for (const entry of entries) {

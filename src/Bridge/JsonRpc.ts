@@ -210,7 +210,8 @@ export const make = (options: PeerOptions): Effect.Effect<Peer> =>
       handler: RequestHandler
     ): Effect.Effect<void> =>
       Effect.gen(function*() {
-        const cancelled = Deferred.await(cancel).pipe(Effect.zipRight(Effect.fail(RpcError.requestCancelled())))
+        // The error is made only when a cancel comes: an Error (its stack trace) per request otherwise.
+        const cancelled = Deferred.await(cancel).pipe(Effect.zipRight(Effect.failSync(() => RpcError.requestCancelled())))
         // `Effect.suspend` turns a handler that throws while building its Effect into a defect.
         const exit = yield* Effect.raceFirst(Effect.suspend(() => handler(params, info)), cancelled).pipe(
           Effect.exit

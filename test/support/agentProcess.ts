@@ -78,9 +78,23 @@ export const parseOrUndefined = (line: string): Json => {
   }
 }
 
-export const spawnAgent = (args: ReadonlyArray<string> = [], env: Readonly<Record<string, string>> = {}): AgentProcess => {
-  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`npm run build\` first (npm test does)`)
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, ...env } })
+/** The snapshot launcher (`dist/dsh-acp`, a shell script), built next to BIN. */
+export const LAUNCHER = fileURLToPath(new URL("../../dist/dsh-acp", import.meta.url))
+
+/**
+ * `node dist/bin.js ARGS`, or with `launcher` that executable (`LAUNCHER`) with ARGS. `env` is
+ * added to this process's; a variable set to `undefined` there is removed.
+ */
+export const spawnAgent = (
+  args: ReadonlyArray<string> = [],
+  env: Readonly<Record<string, string | undefined>> = {},
+  options: { readonly launcher?: string } = {}
+): AgentProcess => {
+  const file = options.launcher ?? BIN
+  if (!existsSync(file)) throw new Error(`${file} is missing: run \`npm run build\` first (npm test does)`)
+  const [command, argv] = options.launcher === undefined ? [process.execPath, [BIN, ...args]] : [options.launcher, [...args]]
+  const fullEnv = Object.fromEntries(Object.entries({ ...process.env, ...env }).filter(([, v]) => v !== undefined))
+  const child = spawn(command, argv, { stdio: ["pipe", "pipe", "pipe"], env: fullEnv })
   const stdoutLines: Array<string> = []
   const stderrLines: Array<string> = []
   const stdinLines: Array<string> = []

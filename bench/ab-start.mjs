@@ -7,12 +7,14 @@
 // when `initialize` is answered (/proc/PID/schedstat, ns): what the start costs on the thread that
 // answers, much less stretched than wall time on a shared machine. It is read when the answer
 // arrives, by then the agent may have started the bwrap probe (~5 ms of that thread): run with
-// DSH_ACP_CONTAINMENT=process-group for a figure of the start alone.
-//   node bench/ab-start.mjs ROUNDS label=path/to/bin.js [label=path …]
+// DSH_ACP_CONTAINMENT=process-group for a figure of the start alone. A path that is not a script
+// (`dist/dsh-acp`, the snapshot launcher) is run as it is; with exec, its pid's CPU includes the
+// shell's. `label=floor` is bench/run.mjs's floor: bare node answering `initialize` (no sessions).
+//   node bench/ab-start.mjs ROUNDS label=path/to/bin.js [label=path/to/dsh-acp …] [floor=floor]
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Client, median, percentile } from "./run.mjs"
+import { Client, FLOOR_SERVER, median, percentile } from "./run.mjs"
 
 const [rounds, ...builds] = process.argv.slice(2)
 const agents = builds.map((b) => {
@@ -25,14 +27,20 @@ try {
   for (let i = 0; i < Number(rounds); i++) {
     for (const a of agents) {
       const start = performance.now()
-      const c = new Client(a.path, { env: { XDG_STATE_HOME: state } })
+      const floor = a.path === "floor"
+      const c = floor
+        ? new Client("floor.js", { nodeArgs: ["-e", FLOOR_SERVER] })
+        : new Client(a.path, { env: { XDG_STATE_HOME: state } })
       await c.initialize()
       const init = performance.now() - start
       const initCpu = Number(readFileSync(`/proc/${c.pid}/schedstat`, "utf8").split(" ")[0]) / 1e6
-      const id = await c.newSession(cwd)
-      const session = performance.now() - start
-      await c.prompt(id, "true")
-      const prompt = performance.now() - start
+      let session = NaN, prompt = NaN
+      if (!floor) {
+        const id = await c.newSession(cwd)
+        session = performance.now() - start
+        await c.prompt(id, "true")
+        prompt = performance.now() - start
+      }
       await c.close()
       if (i === 0) continue
       a.init.push(init)
@@ -45,7 +53,7 @@ try {
   rmSync(state, { recursive: true, force: true })
   rmSync(cwd, { recursive: true, force: true })
 }
-const show = (xs) => `${median(xs).toFixed(1)} (${percentile(xs, 25).toFixed(0)}-${percentile(xs, 75).toFixed(0)})`
+const show = (xs) => xs.some(Number.isNaN) ? "—" : `${median(xs).toFixed(1)} (${percentile(xs, 25).toFixed(0)}-${percentile(xs, 75).toFixed(0)})`
 console.log(`${Number(rounds) - 1} rounds, medians in ms (p25-p75)`)
 console.log("| build | → initialize | main-thread CPU at initialize | → session/new | → first `true` answered |\n|---|---|---|---|---|")
 for (const a of agents) console.log(`| ${a.label} | ${show(a.init)} | ${show(a.initCpu)} | ${show(a.session)} | ${show(a.prompt)} |`)

@@ -46,7 +46,9 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
 export class Client {
   constructor(agentPath, { onUpdate, env, nodeArgs = [], args = [] } = {}) {
-    this.child = spawn(process.execPath, [...nodeArgs, agentPath, ...args], { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, ...env } })
+    // A script (`dist/bin.js`) runs in this node; anything else is a launcher run as it is (`dist/dsh-acp`).
+    const [file, argv] = /\.[cm]?js$/.test(agentPath) ? [process.execPath, [...nodeArgs, agentPath, ...args]] : [agentPath, args]
+    this.child = spawn(file, argv, { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, ...env } })
     // A dead agent surfaces as rejected requests (see 'exit'), not as an unhandled EPIPE.
     this.child.stdin.on("error", () => {})
     this.pid = this.child.pid
@@ -190,7 +192,7 @@ const readStatus = (pid, field) => {
 // ---------------------------------------------------------------------------------------------
 // Cold start: spawn → `initialize` response, against a bare Node that answers the same request.
 
-const FLOOR_SERVER = `
+export const FLOOR_SERVER = `
 process.stdin.setEncoding("utf8")
 let b = ""
 process.stdin.on("data", (c) => {

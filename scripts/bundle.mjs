@@ -18,8 +18,9 @@
 import { spawn } from "node:child_process"
 import { createHash } from "node:crypto"
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
-import { join } from "node:path"
+import { join, resolve } from "node:path"
 import { build } from "esbuild"
+import { makeSnapshot } from "./snapshot.mjs"
 
 /**
  * Builtins the start never uses, loaded on first use instead: `node:crypto` (ids, temp names) and
@@ -154,4 +155,13 @@ try {
 } catch (error) {
   // The command works without the cache; only the start is slower.
   console.warn(`bundle: ${error.message}; dist/ has no code cache`)
+}
+
+// The startup snapshot and its launcher, from the bundle and its cache (see snapshot.mjs).
+try {
+  const { version } = JSON.parse(readFileSync("package.json", "utf8"))
+  makeSnapshot(resolve(out), cacheName, version)
+} catch (error) {
+  // dist/dsh-acp then starts dist/bin.js: correct, only slower.
+  console.warn(`bundle: ${error.message}; dist/ has no startup snapshot`)
 }

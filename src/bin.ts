@@ -14,6 +14,7 @@ import * as BashLive from "./Bash/BashLive.js"
 import * as Server from "./Bridge/Server.js"
 import * as SessionStore from "./Bridge/SessionStore.js"
 import { type AgentOptions, HELP, type LogLevel as CliLogLevel, parseArgs, VERSION } from "./Cli.js"
+import { withFreshServices } from "./FreshServices.js"
 import * as ShellHarness from "./Harness/ShellHarness.js"
 import * as ChangeSettings from "./Tools/Bash/ChangeSettings.js"
 
@@ -114,32 +115,39 @@ const tuneHeap = (): void => {
   v8.setFlagsFromString("--semi-space-growth-factor=1")
 }
 
-const command = parseArgs(process.argv.slice(2))
-if (Either.isLeft(command)) {
-  process.stderr.write(`dsh-acp: ${command.left}\n`)
-  process.exitCode = 2
-} else {
-  const c = command.right
-  switch (c._tag) {
-    case "Help":
-      process.stdout.write(`${HELP}\n`)
-      break
-    case "Version":
-      process.stdout.write(`${VERSION}\n`)
-      break
-    case "Agent":
-      // The key is held (redacted) by the model spec now. A variable of any name can hold it, so
-      // the name-based scrub may not catch it: remove it, so no command can read it from `env`.
-      if (c.options.model?.apiKeyEnv !== undefined) delete process.env[c.options.model.apiKeyEnv]
-      tuneHeap()
-      runMain(runAgent(c.options))
-      break
-    case "Demo":
-      // The demo client is a separate chunk: the agent's start-up never loads it.
-      import("./Demo.js").then((demo) => demo.main(c), (error) => {
-        process.stderr.write(`dsh-acp demo: ${String(error)}\n`)
-        process.exitCode = 1
-      })
-      break
+/** The command: what `node dist/bin.js ARGS` runs (`argv` is ARGS). */
+export const main = (argv: ReadonlyArray<string>): void => {
+  const command = parseArgs(argv)
+  if (Either.isLeft(command)) {
+    process.stderr.write(`dsh-acp: ${command.left}\n`)
+    process.exitCode = 2
+  } else {
+    const c = command.right
+    switch (c._tag) {
+      case "Help":
+        process.stdout.write(`${HELP}\n`)
+        break
+      case "Version":
+        process.stdout.write(`${VERSION}\n`)
+        break
+      case "Agent":
+        // The key is held (redacted) by the model spec now. A variable of any name can hold it, so
+        // the name-based scrub may not catch it: remove it, so no command can read it from `env`.
+        if (c.options.model?.apiKeyEnv !== undefined) delete process.env[c.options.model.apiKeyEnv]
+        tuneHeap()
+        runMain(withFreshServices(runAgent(c.options)))
+        break
+      case "Demo":
+        // The demo client is a separate chunk: the agent's start-up never loads it.
+        import("./Demo.js").then((demo) => demo.main(c), (error) => {
+          process.stderr.write(`dsh-acp demo: ${String(error)}\n`)
+          process.exitCode = 1
+        })
+        break
+    }
   }
 }
+
+// Run at load, except while the build makes the startup snapshot (scripts/snapshot.mjs): there the
+// load is frozen into the snapshot, and its entry calls `main` when a start deserializes it.
+if (!v8.startupSnapshot.isBuildingSnapshot()) main(process.argv.slice(2))

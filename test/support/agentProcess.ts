@@ -24,9 +24,23 @@ export { type AgentProcess, type Json, lineSplitter, parseOrUndefined } from "./
 
 export const BIN = fileURLToPath(new URL("../../dist/bin.js", import.meta.url))
 
-export const spawnAgent = (args: ReadonlyArray<string> = [], env: Readonly<Record<string, string>> = {}): AgentProcess => {
-  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`npm run build\` first (npm test does)`)
-  return spawnStdio(process.execPath, [BIN, ...args], { env })
+/** The snapshot launcher (`dist/dsh-acp`, a shell script), built next to BIN. */
+export const LAUNCHER = fileURLToPath(new URL("../../dist/dsh-acp", import.meta.url))
+
+/**
+ * `node dist/bin.js ARGS`, or with `launcher` that executable (`LAUNCHER`) with ARGS. `env` is
+ * added to this process's; a variable set to `undefined` there is removed.
+ */
+export const spawnAgent = (
+  args: ReadonlyArray<string> = [],
+  env: Readonly<Record<string, string | undefined>> = {},
+  options: { readonly launcher?: string } = {}
+): AgentProcess => {
+  const file = options.launcher ?? BIN
+  if (!existsSync(file)) throw new Error(`${file} is missing: run \`npm run build\` first (npm test does)`)
+  return options.launcher === undefined
+    ? spawnStdio(process.execPath, [BIN, ...args], { env })
+    : spawnStdio(options.launcher, args, { env })
 }
 
 /** What the SDK client saw: its connection, and every `session/update` its handler received. */

@@ -14,7 +14,7 @@ const newestMtime = (path: string): number => {
 
 export default function setup() {
   const bundle = "dist/dsh-acp.cjs"
-  const sources = Math.max(newestMtime("src"), newestMtime("scripts/bundle.mjs"), newestMtime("package.json"))
+  const sources = Math.max(newestMtime("src"), newestMtime("scripts/bundle.mjs"), newestMtime("scripts/snapshot.mjs"), newestMtime("package.json"))
   if (existsSync(bundle) && statSync(bundle).mtimeMs >= sources) return
   process.stderr.write("dist/ is older than src/: running `npm run build` before the tests\n")
   execFileSync("npm", ["run", "build"], { stdio: ["ignore", "inherit", "inherit"] })

@@ -68,15 +68,15 @@ export const parseOrUndefined = (line: string): Json => {
 
 export interface SpawnOptions {
   readonly cwd?: string
-  /** Added to the test's own environment. */
-  readonly env?: Readonly<Record<string, string>>
+  /** Added to the test's own environment; a variable set to `undefined` is removed. */
+  readonly env?: Readonly<Record<string, string | undefined>>
 }
 
 /** Spawns `file args` with piped stdio and records its lines. */
 export const spawnStdio = (file: string, args: ReadonlyArray<string>, options: SpawnOptions = {}): AgentProcess => {
   const child = spawn(file, args, {
     stdio: ["pipe", "pipe", "pipe"],
-    env: { ...process.env, ...options.env },
+    env: Object.fromEntries(Object.entries({ ...process.env, ...options.env }).filter(([, v]) => v !== undefined)),
     ...(options.cwd === undefined ? {} : { cwd: options.cwd })
   })
   const stdoutLines: Array<string> = []

@@ -81,7 +81,7 @@ describe("ChangeTracker", () => {
       fs.writeFileSync(path.join(dir, ".git"), "gitdir: /nonexistent\n")
       const counting = countingGit()
       const { logs, layer } = captureLogs()
-      const tracker = yield* ChangeTracker.make({ git: counting.git })
+      const tracker = yield* ChangeTracker.make({ git: counting.git, budgetMs: 60_000 })
       expect(Option.isNone(yield* tracker.before(dir).pipe(Effect.provide(layer)))).toBe(true)
       expect(Option.isNone(yield* tracker.before(dir).pipe(Effect.provide(layer)))).toBe(true)
       expect(counting.spawns()).toBe(1)

@@ -99,7 +99,7 @@ describe("ChangeTracker with a work-tree watcher", () => {
     Effect.gen(function*() {
       const repo = initRepo(yield* tempDir(), { "a.txt": "a\n" })
       const counting = countingGit()
-      const tracker = yield* ChangeTracker.make({ watch: false, git: counting.git })
+      const tracker = yield* ChangeTracker.make({ watch: false, git: counting.git, budgetMs: 60_000 })
       for (let i = 0; i < 3; i++) {
         const r = yield* call(tracker, counting, repo, "true")
         expect(r.spawnedBefore).toBe(1)
@@ -245,7 +245,7 @@ describe("ChangeTracker with a work-tree watcher", () => {
       const repo = initRepo(yield* tempDir(), { "a/1.txt": "1\n", "b/2.txt": "2\n", "c/3.txt": "3\n" })
       const counting = countingGit()
       const watchesBefore = inotifyWatches()
-      const tracker = yield* ChangeTracker.make({ git: counting.git, maxWatchedDirectories: 4 })
+      const tracker = yield* ChangeTracker.make({ git: counting.git, maxWatchedDirectories: 4, budgetMs: 60_000 })
       yield* call(tracker, counting, repo, "true")
       yield* phaseIs(tracker, repo, "off")
       // The watches set up before the walk went over the bound are closed again.

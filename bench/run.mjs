@@ -210,11 +210,11 @@ const INIT_LINE = JSON.stringify({
   params: { protocolVersion: 1, clientCapabilities: { _meta: { terminal_output: true } } }
 }) + "\n"
 
-/** Spawns `args`, writes the initialize line at once, and times the first response line. */
-const coldOnce = (args, env = {}) =>
+/** Spawns `file args` (node by default), writes the initialize line at once, and times the first response line. */
+const coldOnce = (args, env = {}, file = process.execPath) =>
   new Promise((resolve, reject) => {
     const start = now()
-    const child = spawn(process.execPath, args, { stdio: ["pipe", "pipe", "ignore"], env: { ...process.env, ...env } })
+    const child = spawn(file, args, { stdio: ["pipe", "pipe", "ignore"], env: { ...process.env, ...env } })
     let out = ""
     let ms
     child.stdout.setEncoding("utf8")
@@ -239,15 +239,20 @@ export const benchCold = async ({ agent, rounds, baseline }) => {
   const agentMs = []
   const floorMs = []
   const baselineMs = []
-  // The same command with the executor's containment fixed (the default probes bwrap only when the
-  // first session opens, so the two should start alike).
+  // The same command with the executor's containment fixed (the default starts the bwrap probe once
+  // the initialize answer has left, so the two should answer alike).
   const noProbeMs = []
   const noProbe = CONTAINMENTS[1].env
+  // The snapshot launcher built next to the script (scripts/snapshot.mjs), when there is one: what
+  // the README's Zed settings start.
+  const launcher = join(dirname(agent), "dsh-acp")
+  const launcherMs = existsSync(launcher) ? [] : undefined
   let ok = true
   // One untimed round of each warms the page cache.
   await coldOnce([agent])
   await coldOnce(["-e", FLOOR_SERVER])
   if (baseline) await coldOnce([baseline])
+  if (launcherMs) await coldOnce([], {}, launcher)
   for (let i = 0; i < rounds; i++) {
     const a = await coldOnce([agent])
     const f = await coldOnce(["-e", FLOOR_SERVER])
@@ -256,6 +261,11 @@ export const benchCold = async ({ agent, rounds, baseline }) => {
     floorMs.push(f.ms)
     noProbeMs.push((await coldOnce([agent], noProbe)).ms)
     if (baseline) baselineMs.push((await coldOnce([baseline])).ms)
+    if (launcherMs) {
+      const l = await coldOnce([], {}, launcher)
+      ok &&= l.ok
+      launcherMs.push(l.ms)
+    }
   }
   const agentMedian = median(agentMs)
   const floorMedian = median(floorMs)
@@ -271,6 +281,7 @@ export const benchCold = async ({ agent, rounds, baseline }) => {
     met: agentMedian / floorMedian <= 1.5,
     noProbeMedian: median(noProbeMs),
     noProbeRatio: median(noProbeMs) / floorMedian,
+    ...(launcherMs ? { launcherMedian: median(launcherMs), launcherRatio: median(launcherMs) / floorMedian } : {}),
     ...(baseline ? { baseline, baselineMedian: median(baselineMs), baselineRatio: median(baselineMs) / floorMedian } : {})
   }
 }
@@ -677,6 +688,7 @@ export const markdown = (results, { short, argv }) => {
       `| floor (bare node) | ${ms(c.floorMedian)} | | |`,
       `| ratio | ${c.ratio.toFixed(2)}× | ≤ ${c.target}× | ${yes(c.met)} |`,
       `| dsh-acp, ${CONTAINMENTS[1].label} (never probes bwrap) | ${ms(c.noProbeMedian)} = ${c.noProbeRatio.toFixed(2)}× | | |`,
+      ...(c.launcherMedian !== undefined ? [`| dsh-acp from its startup snapshot (\`dist/dsh-acp\`, what the README's Zed settings start) | ${ms(c.launcherMedian)} = ${c.launcherRatio.toFixed(2)}× | ≤ 1.3× (issue #11) | ${yes(c.launcherRatio <= 1.3)} |`] : []),
       ...(c.baseline ? [`| baseline (${c.baselineLabel ?? c.baseline}) | ${ms(c.baselineMedian)} = ${c.baselineRatio.toFixed(2)}× | | |`] : []),
       "",
       `${c.rounds} rounds each, after one untimed warm-up.`,

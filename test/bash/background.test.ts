@@ -7,7 +7,7 @@ import * as Stream from "effect/Stream"
 import { describe, expect, it } from "@effect/vitest"
 import { Bash } from "../../src/Bash/Bash.js"
 import * as BashLive from "../../src/Bash/BashLive.js"
-import { containmentModes, livingWith, parseOk, run, token } from "./helpers.js"
+import { containmentModes, livingWith, parseOk, run, survivorsOf, token } from "./helpers.js"
 
 for (const { mode, skip } of containmentModes) {
 const bash = Effect.provide(Bash, BashLive.layer({ containment: mode }))
@@ -63,7 +63,7 @@ describe.skipIf(skip !== undefined)(`background tasks (${mode}${skip === undefin
       const killed = yield* s.kill(task.info.id)
       const end = parseOk(killed.result!.text).end
       expect(end._tag).toBe("Signaled")
-      expect(livingWith(tok)).toEqual([])
+      expect(yield* survivorsOf(tok)).toEqual([])
       expect((yield* s.read(task.info.id)).running).toBe(false)
 
       const events = Chunk.toArray(yield* Stream.runCollect(task.events))
@@ -100,7 +100,7 @@ describe.skipIf(skip !== undefined)(`background tasks (${mode}${skip === undefin
       const t0 = Date.now()
       yield* Scope.close(scope, Exit.void)
       expect(Date.now() - t0).toBeLessThan(15_000)
-      expect(livingWith(tok)).toEqual([])
+      expect(yield* survivorsOf(tok)).toEqual([])
       const events = Chunk.toArray(yield* reader.await.pipe(Effect.flatten))
       const last = events.at(-1)
       expect(last?._tag).toBe("Finished")

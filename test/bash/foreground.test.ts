@@ -9,7 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Bash } from "../../src/Bash/Bash.js"
 import * as BashLive from "../../src/Bash/BashLive.js"
 import * as BashTool from "../../src/Tools/Bash/BashTool.js"
-import { containmentModes, eventually, livingWith, parseOk, run, token } from "./helpers.js"
+import { containmentModes, eventually, livingWith, parseOk, run, survivorsOf, token } from "./helpers.js"
 
 for (const { mode, skip } of containmentModes) {
 const session = (cwd = "/tmp") =>
@@ -53,7 +53,7 @@ describe.skipIf(skip !== undefined)(`foreground (${mode}${skip === undefined ? "
       expect(r.parts.timedOutAfterMs).toBe(300)
       expect(r.text).toContain("[timed out after 300ms]")
       expect(r.ms).toBeLessThan(10_000)
-      expect(livingWith(tok)).toEqual([])
+      expect(yield* survivorsOf(tok)).toEqual([])
     }))
 
   it.scopedLive("a timeout above the maximum is clamped and says so", () =>
@@ -75,7 +75,7 @@ describe.skipIf(skip !== undefined)(`foreground (${mode}${skip === undefined ? "
       const r = yield* fiber.await.pipe(Effect.flatten)
       expect(r.parts.end._tag).toBe("Signaled")
       expect(r.parts.timedOutAfterMs).toBeUndefined()
-      expect(livingWith(tok)).toEqual([])
+      expect(yield* survivorsOf(tok)).toEqual([])
     }))
 
   it.scopedLive("interrupting the consumer kills the whole group without hanging", () =>
@@ -87,7 +87,7 @@ describe.skipIf(skip !== undefined)(`foreground (${mode}${skip === undefined ? "
       const first = yield* s.run({ command: `echo started; sleep 100.${tok} & sleep 100.${tok}` }).pipe(Stream.take(1), Stream.runCollect)
       const [event] = first
       expect(event?._tag).toBe("Output")
-      expect(livingWith(tok)).toEqual([])
+      expect(yield* survivorsOf(tok)).toEqual([])
       expect(Date.now() - t0).toBeLessThan(10_000)
       // Same through fiber interruption.
       const chunks: Array<string> = []
@@ -99,7 +99,7 @@ describe.skipIf(skip !== undefined)(`foreground (${mode}${skip === undefined ? "
       yield* eventually(() => chunks.length > 0 && livingWith(tok2).length > 0 ? true : undefined)
       const exit = yield* fiber.interruptAsFork(fiber.id()).pipe(Effect.zipRight(fiber.await))
       expect(Exit.isInterrupted(exit)).toBe(true)
-      expect(livingWith(tok2)).toEqual([])
+      expect(yield* survivorsOf(tok2)).toEqual([])
     }))
 
   it.scopedLive("`&` jobs left behind are killed and counted", () =>
@@ -111,7 +111,7 @@ describe.skipIf(skip !== undefined)(`foreground (${mode}${skip === undefined ? "
       expect(r.parts.output).toBe("hi\n")
       expect(r.parts.backgroundJobsKilled).toBe(1)
       expect(r.parts.end).toMatchObject({ _tag: "Exited", code: 0 })
-      expect(livingWith(tok)).toEqual([])
+      expect(yield* survivorsOf(tok)).toEqual([])
       // A job that ends by itself during the drain is neither killed nor counted.
       const r2 = yield* run(s, { command: "(sleep 0.2; echo late) & echo early" })
       expect(r2.parts.output).toBe("early\nlate\n")

@@ -111,6 +111,22 @@ export const livingWith = (tok: string): Array<number> =>
     }
   })
 
+/**
+ * What is still alive of `tok`'s processes once they had up to `ms` to die: a group's SIGKILL is
+ * sent before the call (or its scope) ends, but the kernel finishes killing asynchronously, so an
+ * immediate look can still see a dying `sleep` on a loaded machine. A process that was never killed
+ * (`sleep 100`) outlives the wait and is returned.
+ */
+export const survivorsOf = (tok: string, ms = 5000): Effect.Effect<Array<number>> =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + ms
+    for (;;) {
+      const living = livingWith(tok)
+      if (living.length === 0 || Date.now() > deadline) return living
+      yield* Effect.sleep("20 millis")
+    }
+  })
+
 /** Why the sandbox cannot run here (the tests skip), or undefined. */
 export const sandboxProblem: string | undefined = (() => {
   const dir = os.tmpdir()

@@ -12,7 +12,7 @@ import * as Stream from "effect/Stream"
 import { describe, expect, it } from "@effect/vitest"
 import { Bash } from "../../src/Bash/Bash.js"
 import * as BashLive from "../../src/Bash/BashLive.js"
-import { containmentModes, eventually, livingWith, token } from "./helpers.js"
+import { containmentModes, eventually, survivorsOf, token } from "./helpers.js"
 
 const openFds = (): Array<string> => fs.readdirSync("/proc/self/fd")
 /** Descriptors of ours that point at a full-output file (by name, so unrelated fds cannot interfere). */
@@ -59,7 +59,7 @@ for (const { mode, skip } of containmentModes) {
           expect(filesWhileRunning).toBe(1)
           expect(fdsWhileRunning).toBe(1)
         }))
-        expect(livingWith(tok)).toEqual([])
+        expect(yield* survivorsOf(tok)).toEqual([])
         expect(outputFiles(tempDir)).toEqual([])
         expect(outputFds()).toEqual([])
         // Pipes and the file are closed synchronously by the finalizers; allow a moment for Node's
@@ -90,7 +90,7 @@ for (const { mode, skip } of containmentModes) {
         } else {
           expect.fail(`the stream ended normally: ${JSON.stringify(Chunk.toArray(outcome.right))}`)
         }
-        expect(livingWith(tok)).toEqual([])
+        expect(yield* survivorsOf(tok)).toEqual([])
       }), 30_000)
 
     it.live("a failure while rendering a background task's result still ends its events and its task", () =>
@@ -107,7 +107,7 @@ for (const { mode, skip } of containmentModes) {
           const [info] = yield* s.list
           expect(info?.result?.text).toContain("the executor failed")
         }))
-        expect(livingWith(tok)).toEqual([])
+        expect(yield* survivorsOf(tok)).toEqual([])
       }), 30_000)
   })
 }

@@ -10,11 +10,13 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
+import { Bash } from "./Bash/Bash.js"
 import * as BashLive from "./Bash/BashLive.js"
 import * as Server from "./Bridge/Server.js"
 import * as SessionStore from "./Bridge/SessionStore.js"
 import { type AgentOptions, HELP, type LogLevel as CliLogLevel, parseArgs, VERSION } from "./Cli.js"
 import { withFreshServices } from "./FreshServices.js"
+import { Harness } from "./Harness/Harness.js"
 import * as ShellHarness from "./Harness/ShellHarness.js"
 import * as ChangeSettings from "./Tools/Bash/ChangeSettings.js"
 
@@ -26,45 +28,51 @@ const levels: Record<CliLogLevel, LogLevel.LogLevel> = {
   debug: LogLevel.Debug
 }
 
-const stderrLogger = (level: CliLogLevel) => Layer.merge(Server.stderrLogger, Logger.minimumLogLevel(levels[level]))
-
 /**
  * With `--model`, the model harness over a lazily loaded provider. Both are dynamic imports, so a
  * shell-harness start never evaluates `@effect/ai`, and the provider itself is imported in the
  * background after start (Providers.layerFromSpec), so `initialize` does not wait for it.
  */
-const harnessLayer = (options: AgentOptions) => {
+const withHarness = (options: AgentOptions) => {
   const spec = options.model
-  if (spec === undefined) return ShellHarness.layer
-  return Layer.unwrapEffect(Effect.promise(async () => {
+  if (spec === undefined) return Effect.provideServiceEffect(Harness, ShellHarness.make)
+  return Effect.provide(Layer.unwrapEffect(Effect.promise(async () => {
     const [ModelHarness, Providers] = await Promise.all([import("./Harness/ModelHarness.js"), import("./Model/Providers.js")])
     return ModelHarness.layer({ approveAll: options.approveAll }).pipe(Layer.provide(Providers.layerFromSpec(spec)))
-  }))
+  })))
 }
 
 /** Where sessions are kept (unless `--no-persist`); the harness is named in each log's header. */
-const storeLayer = (options: AgentOptions) => {
+const storeConfig = (options: AgentOptions) => {
   const max = Number(process.env["DSH_ACP_PERSIST_MAX_BYTES"])
-  return SessionStore.SessionStore.layer({
+  return SessionStore.SessionStore.config({
     harness: options.model === undefined ? "shell" : `model:${options.model.provider}:${options.model.model}`,
     ...(Number.isInteger(max) && max > 0 ? { maxBytes: max } : {})
   })
 }
 
+/**
+ * The agent on stdio. Its services are made by their effects and provided as services rather than
+ * built as layers (the library's layers are these same effects): each `Effect.provide(layer)`
+ * builds through a memo map and a scope and diffs every FiberRef, and the command's four layers
+ * and its logger layer cost ~5 ms of its start before `initialize` could be answered.
+ */
 const runAgent = (options: AgentOptions) =>
   Server.serveStdio({
     agentInfo: { name: "dsh-acp", title: "DSH", version: VERSION },
     mapping: { liveOutput: options.liveOutput }
   }).pipe(
-    options.persist ? Effect.provide(storeLayer(options)) : (effect) => effect,
-    Effect.provide(harnessLayer(options)),
-    Effect.provide(BashLive.layer({
+    options.persist ? Effect.provideService(SessionStore.SessionStore, storeConfig(options)) : (effect) => effect,
+    withHarness(options),
+    Effect.provideServiceEffect(Bash, BashLive.make({
       ...(options.timeoutMs === undefined ? {} : { defaultTimeoutMs: options.timeoutMs }),
       ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }),
       allowNetwork: options.allowNetwork
     })),
     Effect.provideService(ChangeSettings.Settings, { enabled: options.diffs, budgetMs: ChangeSettings.budgetFromEnv(), watch: ChangeSettings.watchFromEnv() }),
-    Effect.provide(stderrLogger(options.logLevel))
+    // Outermost, so what the services log while they are made goes to stderr too, never to stdout.
+    Server.withStderrLogger,
+    Logger.withMinimumLogLevel(levels[options.logLevel])
   )
 
 /**

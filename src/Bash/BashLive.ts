@@ -16,6 +16,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
+import type * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -219,21 +220,21 @@ const makeSession = (
  * The live executor; `config` overrides {@link defaultConfig} field by field. The containment mode
  * comes from `config.containment`, else `DSH_ACP_CONTAINMENT`, else `"auto"`.
  */
-export const layer = (config?: Partial<BashConfig>): Layer.Layer<Bash> =>
-  Layer.effect(
-    Bash,
-    Effect.gen(function*() {
-      const merged: BashConfig = {
-        ...defaultConfig,
-        ...config,
-        containment: config?.containment ?? Containment.containmentFromEnv() ?? defaultConfig.containment ?? "auto"
-      }
-      const containment = yield* Containment.resolveContainment(merged.containment ?? "auto")
-      const sandbox = yield* Containment.resolveSandbox(containment, merged.tempDir)
-      return {
-        config: { ...merged, ...limits },
-        prepare: Effect.asVoid(Effect.forkDaemon(sandbox)),
-        session: (options) => makeSession(merged, containment, sandbox, options)
-      }
-    })
-  )
+export const make = (config?: Partial<BashConfig>): Effect.Effect<Context.Tag.Service<Bash>> =>
+  Effect.gen(function*() {
+    const merged: BashConfig = {
+      ...defaultConfig,
+      ...config,
+      containment: config?.containment ?? Containment.containmentFromEnv() ?? defaultConfig.containment ?? "auto"
+    }
+    const containment = yield* Containment.resolveContainment(merged.containment ?? "auto")
+    const sandbox = yield* Containment.resolveSandbox(containment, merged.tempDir)
+    return {
+      config: { ...merged, ...limits },
+      prepare: Effect.asVoid(Effect.forkDaemon(sandbox)),
+      session: (options) => makeSession(merged, containment, sandbox, options)
+    }
+  })
+
+/** {@link make} as a layer. */
+export const layer = (config?: Partial<BashConfig>): Layer.Layer<Bash> => Layer.effect(Bash, make(config))

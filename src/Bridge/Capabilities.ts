@@ -48,19 +48,18 @@ export class Capabilities extends Context.Tag("dsh-acp/Bridge/Capabilities")<Cap
   /** The client can show `notice` session updates (false until `initialize` was seen). */
   readonly notices: Effect.Effect<boolean>
 }>() {
-  /** One state per layer build, i.e. per connection. */
-  static readonly layer: Layer.Layer<Capabilities> = Layer.effect(
-    Capabilities,
-    Effect.gen(function*() {
-      const state = yield* Ref.make<{ readonly mode: TerminalMode; readonly notices: boolean } | undefined>(undefined)
-      return {
-        set: (params) =>
-          Ref.update(state, (current) => current ?? { mode: fromInitialize(params), notices: noticesFromInitialize(params) }),
-        get: Effect.map(Ref.get(state), (s) => s?.mode ?? Text),
-        notices: Effect.map(Ref.get(state), (s) => s?.notices ?? false)
-      }
-    })
-  )
+  /** One state per build, i.e. per connection. */
+  static readonly make: Effect.Effect<Context.Tag.Service<Capabilities>> = Effect.gen(function*() {
+    const state = yield* Ref.make<{ readonly mode: TerminalMode; readonly notices: boolean } | undefined>(undefined)
+    return {
+      set: (params) =>
+        Ref.update(state, (current) => current ?? { mode: fromInitialize(params), notices: noticesFromInitialize(params) }),
+      get: Effect.map(Ref.get(state), (s) => s?.mode ?? Text),
+      notices: Effect.map(Ref.get(state), (s) => s?.notices ?? false)
+    }
+  })
+
+  static readonly layer: Layer.Layer<Capabilities> = Layer.effect(Capabilities, Capabilities.make)
 
   /** A fixed mode, for tests and embedders that know their client. */
   static readonly layerFixed = (mode: TerminalMode): Layer.Layer<Capabilities> =>

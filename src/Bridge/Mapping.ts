@@ -310,13 +310,13 @@ export class Mapping extends Context.Tag("dsh-acp/Bridge/Mapping")<Mapping, {
     emit: (params: SessionNotification) => Effect.Effect<void>
   ) => Effect.Effect<SessionMapper, never, Scope.Scope>
 }>() {
+  static readonly makeWith = (config: Partial<MappingConfig>): Effect.Effect<Context.Tag.Service<Mapping>, never, Capabilities> =>
+    Effect.map(Capabilities, (capabilities) => ({
+      forSession: (sessionId, emit) => makeSessionMapper({ ...defaultConfig, ...config }, capabilities, sessionId, emit)
+    }))
+
   static readonly layerWith = (config: Partial<MappingConfig>): Layer.Layer<Mapping, never, Capabilities> =>
-    Layer.effect(
-      Mapping,
-      Effect.map(Capabilities, (capabilities) => ({
-        forSession: (sessionId, emit) => makeSessionMapper({ ...defaultConfig, ...config }, capabilities, sessionId, emit)
-      }))
-    )
+    Layer.effect(Mapping, Mapping.makeWith(config))
 
   static readonly layer: Layer.Layer<Mapping, never, Capabilities> = Mapping.layerWith({})
 }

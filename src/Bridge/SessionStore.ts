@@ -34,8 +34,12 @@ export const defaultDir = (env: Readonly<Record<string, string | undefined>> = p
 }
 
 export class SessionStore extends Context.Tag("dsh-acp/Bridge/SessionStore")<SessionStore, StoreConfig>() {
+  /** The store's configuration: the defaults, overridden field by field. */
+  static readonly config = (config: Partial<StoreConfig> = {}): StoreConfig =>
+    ({ dir: defaultDir(), maxBytes: DEFAULT_MAX_BYTES, harness: "shell", pageSize: 50, ...config })
+
   static readonly layer = (config: Partial<StoreConfig> = {}): Layer.Layer<SessionStore> =>
-    Layer.succeed(SessionStore, { dir: defaultDir(), maxBytes: DEFAULT_MAX_BYTES, harness: "shell", pageSize: 50, ...config })
+    Layer.succeed(SessionStore, SessionStore.config(config))
 }
 
 /** Session ids name files: anything else is refused before a path is built from it. */

@@ -10,13 +10,16 @@
 // DSH_ACP_CONTAINMENT=process-group for a figure of the start alone. A path that is not a script
 // (`dist/dsh-acp`, the snapshot launcher) is run as it is; with exec, its pid's CPU includes the
 // shell's. `label=floor` is bench/run.mjs's floor: bare node answering `initialize` (no sessions).
-//   node bench/ab-start.mjs ROUNDS label=path/to/bin.js [label=path/to/dsh-acp …] [floor=floor]
+// Every start runs without NODE_EXTRA_CA_CERTS (bench/run.mjs START_ENV says why); `--with-ca` keeps it.
+//   node bench/ab-start.mjs ROUNDS label=path/to/bin.js [label=path/to/dsh-acp …] [floor=floor] [--with-ca]
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Client, FLOOR_SERVER, median, percentile } from "./run.mjs"
+import { Client, FLOOR_SERVER, median, percentile, START_ENV } from "./run.mjs"
 
-const [rounds, ...builds] = process.argv.slice(2)
+const argv = process.argv.slice(2)
+const baseEnv = argv.includes("--with-ca") ? process.env : START_ENV
+const [rounds, ...builds] = argv.filter((a) => a !== "--with-ca")
 const agents = builds.map((b) => {
   const [label, path] = b.split("=")
   return { label, path, init: [], initCpu: [], session: [], prompt: [] }
@@ -29,8 +32,8 @@ try {
       const start = performance.now()
       const floor = a.path === "floor"
       const c = floor
-        ? new Client("floor.js", { nodeArgs: ["-e", FLOOR_SERVER] })
-        : new Client(a.path, { env: { XDG_STATE_HOME: state } })
+        ? new Client("floor.js", { nodeArgs: ["-e", FLOOR_SERVER], baseEnv })
+        : new Client(a.path, { env: { XDG_STATE_HOME: state }, baseEnv })
       await c.initialize()
       const init = performance.now() - start
       const initCpu = Number(readFileSync(`/proc/${c.pid}/schedstat`, "utf8").split(" ")[0]) / 1e6

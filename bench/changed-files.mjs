@@ -23,22 +23,19 @@
 import { execFileSync, spawn } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { availableParallelism, cpus, loadavg, tmpdir } from "node:os"
-import { dirname, join, resolve } from "node:path"
-import { fileURLToPath } from "node:url"
+import { join } from "node:path"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
+import { commandLine, root, sectionMarkers, writeSection } from "./common.mjs"
 import { Client, median, percentile } from "./run.mjs"
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 const TARGET_MS = 3
 const now = () => performance.now()
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
-const argv = process.argv.slice(2)
-const flag = (name) => argv.includes(name)
-const option = (name) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined)
+const { flag, value: option } = commandLine()
 const short = flag("--short")
 const baselineDir = option("--baseline")
 
@@ -266,8 +263,7 @@ const measureAgents = async ({ repo, rounds, state }) => {
 
 const ms = (x) => (x === undefined || !Number.isFinite(x) ? "—" : `${x.toFixed(1)} ms`)
 const signed = (x) => (x === undefined || !Number.isFinite(x) ? "—" : `${x >= 0 ? "+" : ""}${x.toFixed(1)} ms`)
-const START = "<!-- changed-files:start -->"
-const END = "<!-- changed-files:end -->"
+const { start: START, end: END } = sectionMarkers("changed-files")
 
 const markdown = (r) => {
   const one = (shape, command) => r.rows.find((x) => x.label.startsWith("git, 1,000") && x.shape === shape && x.command === command)
@@ -342,17 +338,6 @@ const markdown = (r) => {
   ].join("\n")
 }
 
-const writeSection = (section) => {
-  const file = join(root, "docs", "BENCHMARKS.md")
-  const text = readFileSync(file, "utf8")
-  const start = text.indexOf(START)
-  const end = text.indexOf(END)
-  const next = start >= 0 && end > start
-    ? text.slice(0, start) + section + text.slice(end + END.length + 1)
-    : text.replace(/\n*$/, "\n\n") + section
-  writeFileSync(file, next)
-}
-
 const main = async () => {
   const parent = realpathSync(mkdtempSync(join(tmpdir(), "dsh-acp-bench-diffs-")))
   const scope = Effect.runSync(Scope.make())
@@ -411,7 +396,7 @@ const main = async () => {
       const section = markdown(results)
       process.stdout.write(section)
       if (!flag("--no-write")) {
-        writeSection(section)
+        writeSection("changed-files", section)
         process.stderr.write("bench: wrote the changed-files section of docs/BENCHMARKS.md\n")
       }
     }

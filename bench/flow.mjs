@@ -19,10 +19,10 @@ import { spawn } from "node:child_process"
 import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs"
 import * as http from "node:http"
 import { availableParallelism, loadavg, tmpdir } from "node:os"
-import { dirname, join, resolve } from "node:path"
+import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import { commandLine, root } from "./common.mjs"
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 const MiB = 1024 * 1024
 
 /** The peak RSS target of issue #11 for a 1 GiB flood with a client stalled for 10 s. */
@@ -222,12 +222,7 @@ export const markdown = (r, argv) =>
   ].join("\n")
 
 const main = async () => {
-  const argv = process.argv.slice(2)
-  const flag = (name) => argv.includes(name)
-  const value = (name) => {
-    const i = argv.indexOf(name)
-    return i >= 0 ? argv[i + 1] : undefined
-  }
+  const { argv, flag, value } = commandLine()
   const short = flag("--short")
   const agent = resolve(value("--agent") ?? join(root, "dist", "bin.js"))
   const bytes = Number(value("--bytes") ?? (short ? 256 * MiB : 1024 * MiB))

@@ -11,25 +11,22 @@
 //
 // Timing thresholds live here and in the report, never in tests.
 import { spawn } from "node:child_process"
-import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync } from "node:fs"
 import { availableParallelism, cpus, loadavg, tmpdir } from "node:os"
-import { dirname, join, resolve } from "node:path"
-import { fileURLToPath } from "node:url"
+import { join } from "node:path"
+import { commandLine, root, sectionMarkers, writeSection } from "./common.mjs"
 import { median, percentile } from "./run.mjs"
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 const agentPath = join(root, "dist", "bin.js")
 if (!existsSync(agentPath)) {
   process.stderr.write("bench: dist/bin.js is missing: run `npm run build` first\n")
   process.exit(1)
 }
-const argv = process.argv.slice(2)
-const flag = (name) => argv.includes(name)
+const { flag } = commandLine()
 const short = flag("--short")
 const TARGET_MS = 1
 const now = () => performance.now()
-const START = "<!-- persist:start -->"
-const END = "<!-- persist:end -->"
+const { start: START, end: END } = sectionMarkers("persist")
 
 /** A minimal ACP client over NDJSON stdio: requests, and the time each card's exit arrived. */
 class Client {
@@ -220,17 +217,6 @@ const markdown = (r) => {
   return lines.join("\n")
 }
 
-const writeSection = (section) => {
-  const file = join(root, "docs", "BENCHMARKS.md")
-  const text = readFileSync(file, "utf8")
-  const start = text.indexOf(START)
-  const end = text.indexOf(END)
-  const next = start >= 0 && end > start
-    ? text.slice(0, start) + section + text.slice(end + END.length + 1)
-    : text.replace(/\n*$/, "\n\n") + section
-  writeFileSync(file, next)
-}
-
 const main = async () => {
   const cwd = realpathSync(mkdtempSync(join(tmpdir(), "dsh-acp-bench-persist-cwd-")))
   const state = realpathSync(mkdtempSync(join(tmpdir(), "dsh-acp-bench-persist-state-")))
@@ -259,7 +245,7 @@ const main = async () => {
       const section = markdown(results)
       process.stdout.write(section)
       if (!flag("--no-write")) {
-        writeSection(section)
+        writeSection("persist", section)
         process.stderr.write("bench: wrote the persist section of docs/BENCHMARKS.md\n")
       }
     }

@@ -19,8 +19,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { availableParallelism, cpus, tmpdir, totalmem } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import { commandLine, root } from "./common.mjs"
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 
 // ---------------------------------------------------------------------------------------------
 // Statistics
@@ -847,12 +847,7 @@ const keepOtherSections = (text, previous) => {
 }
 
 const main = async () => {
-  const argv = process.argv.slice(2)
-  const flag = (name) => argv.includes(name)
-  const value = (name) => {
-    const i = argv.indexOf(name)
-    return i >= 0 ? argv[i + 1] : undefined
-  }
+  const { argv, flag, value } = commandLine()
   const short = flag("--short")
   const floodMiB = value("--flood-mib")
   const agent = resolve(value("--agent") ?? join(root, "dist", "bin.js"))

@@ -4,7 +4,7 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { randomHex } from "./Random.js"
+import { randomHex } from "../Platform/Random.js"
 
 /** Raw bytes before the full-output file is opened; past this they go to the file. */
 const SPILL_BYTES = 1 << 20

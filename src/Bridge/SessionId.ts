@@ -1,12 +1,9 @@
 /**
- * Session ids: `dsh-` and a random (version 4) UUID. The 16 random bytes are read from
- * `/dev/urandom`, the kernel's CSPRNG that `crypto.randomUUID` draws from too, rather than through
- * `node:crypto`: loading that module costs ~9 ms, and `session/new` was its only user before the
- * first command, so every new thread in Zed (which sends `session/new` right after `initialize`)
- * paid it. Where `/dev/urandom` cannot be read, `crypto.randomUUID` as before.
+ * Session ids: `dsh-` and a random (version 4) UUID, of 16 bytes from the kernel's CSPRNG
+ * (Platform/Random: read from `/dev/urandom` rather than through `node:crypto`, whose loading
+ * `session/new` would otherwise pay at every new thread in Zed).
  */
-import { randomUUID } from "node:crypto"
-import * as fs from "node:fs"
+import { randomBytes } from "../Platform/Random.js"
 
 const hex = (bytes: Uint8Array, from: number, to: number): string => Buffer.from(bytes.subarray(from, to)).toString("hex")
 
@@ -19,22 +16,5 @@ export const uuidFromBytes = (random: Uint8Array): string => {
   return `${hex(b, 0, 4)}-${hex(b, 4, 6)}-${hex(b, 6, 8)}-${hex(b, 8, 10)}-${hex(b, 10, 16)}`
 }
 
-/** 16 bytes from the kernel, or undefined where there is no readable `/dev/urandom`. */
-const urandom16 = (): Uint8Array | undefined => {
-  let fd: number | undefined
-  try {
-    fd = fs.openSync("/dev/urandom", "r")
-    const bytes = new Uint8Array(16)
-    return fs.readSync(fd, bytes, 0, 16, null) === 16 ? bytes : undefined
-  } catch {
-    return undefined
-  } finally {
-    if (fd !== undefined) fs.closeSync(fd)
-  }
-}
-
 /** A fresh session id: `dsh-<uuid v4>`. */
-export const make = (): string => {
-  const bytes = urandom16()
-  return `dsh-${bytes === undefined ? randomUUID() : uuidFromBytes(bytes)}`
-}
+export const make = (): string => `dsh-${uuidFromBytes(randomBytes(16))}`

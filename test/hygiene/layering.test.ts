@@ -1,7 +1,7 @@
 /**
  * Imports point one way: bin → Bridge → Harness → Tools → Bash / Presentation → Terminal (Model is
- * used by the harness and the command). Read from the source, so a stray import fails here rather
- * than in a reviewer's head.
+ * used by the harness and the command); Platform (what the OS offers, e.g. random bytes) is below
+ * them all. Read from the source, so a stray import fails here rather than in a reviewer's head.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { readdirSync, readFileSync, statSync } from "node:fs"
@@ -12,13 +12,14 @@ const SRC = fileURLToPath(new URL("../../src/", import.meta.url))
 
 /** The areas each area may import from (besides itself). */
 const allowed: Record<string, ReadonlyArray<string>> = {
-  Terminal: [],
-  Presentation: ["Terminal"],
-  Bash: ["Terminal"],
-  Tools: ["Bash", "Presentation", "Terminal"],
-  Model: [],
-  Harness: ["Tools", "Bash", "Presentation", "Terminal", "Model"],
-  Bridge: ["Harness", "Presentation", "Terminal"]
+  Platform: [],
+  Terminal: ["Platform"],
+  Presentation: ["Terminal", "Platform"],
+  Bash: ["Terminal", "Platform"],
+  Tools: ["Bash", "Presentation", "Terminal", "Platform"],
+  Model: ["Platform"],
+  Harness: ["Tools", "Bash", "Presentation", "Terminal", "Model", "Platform"],
+  Bridge: ["Harness", "Presentation", "Terminal", "Platform"]
 }
 
 const filesUnder = (dir: string): Array<string> =>

@@ -178,14 +178,16 @@ export const make = (options: PeerOptions): Effect.Effect<Peer> =>
         )
       })
 
+    // A response is what the other side waits for: it leaves at once (see PeerOptions.write), not
+    // after the rest of the run (the request's after-response work, the end of its fiber).
     const answer = (id: RequestId, exit: Exit.Exit<unknown, RpcError>): Effect.Effect<void> => {
-      if (Exit.isSuccess(exit)) return write(resultLine(id, exit.value))
+      if (Exit.isSuccess(exit)) return write(resultLine(id, exit.value), true)
       const failure = Cause.failureOption(exit.cause)
-      if (Option.isSome(failure) && failure.value instanceof RpcError) return write(errorLine(id, failure.value))
+      if (Option.isSome(failure) && failure.value instanceof RpcError) return write(errorLine(id, failure.value), true)
       // A handler that interrupted itself (its work was cancelled from elsewhere) did not crash.
-      if (Cause.isInterruptedOnly(exit.cause)) return write(errorLine(id, RpcError.requestCancelled()))
+      if (Cause.isInterruptedOnly(exit.cause)) return write(errorLine(id, RpcError.requestCancelled()), true)
       return Effect.logError("request handler died", exit.cause).pipe(
-        Effect.zipRight(write(errorLine(id, RpcError.internal(shortDefect(exit.cause)))))
+        Effect.zipRight(write(errorLine(id, RpcError.internal(shortDefect(exit.cause))), true))
       )
     }
 

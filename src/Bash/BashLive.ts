@@ -184,8 +184,13 @@ const makeSession = (
           // shell ended elsewhere moves the session (the last such call to finish wins), so a call
           // that did not `cd` never undoes a concurrent one's move.
           Effect.tap((r) => movedTo(dir, r.finalCwd) ? Ref.set(cwdRef, r.finalCwd!) : Effect.void),
+          // Usually the queue has room and `push` answers at once: then no Promise (and no async
+          // resumption of this fiber, a microtask later) is made for the call's last event.
           Effect.flatMap((r) =>
-            Effect.promise(() => pump.push({ _tag: "Finished", result: r.result }) ?? Promise.resolve())
+            Effect.suspend(() => {
+              const wait = pump.push({ _tag: "Finished", result: r.result })
+              return wait === undefined ? Effect.void : Effect.promise(() => wait)
+            })
           ),
           Effect.catchAllCause((cause) =>
             Cause.isInterruptedOnly(cause) ? Effect.void : Queue.offer(queue, { _tag: "WaitFailed", error: internalError(cause) })

@@ -41,6 +41,17 @@ const afterFlush: Effect.Effect<void> = Effect.async<void>((resume) => {
   return Effect.sync(() => clearImmediate(immediate))
 })
 
+/**
+ * A card's final update (`tool_call_update` completed or failed: the command's exit), which the
+ * client waits for. The lines of one synchronous run leave together at its end (Stdio), and after a
+ * card's end that run goes on through the turn's end, its log records and the answer: this line
+ * is sent at once instead.
+ */
+const isCardEnd = (params: unknown): boolean => {
+  const update = (params as { readonly update?: { readonly sessionUpdate?: unknown; readonly status?: unknown } } | null)?.update
+  return update?.sessionUpdate === "tool_call_update" && (update.status === "completed" || update.status === "failed")
+}
+
 const notInitialized = new RpcError({ code: -32600, message: "Invalid request: call initialize first" })
 
 /**
@@ -78,10 +89,12 @@ export const serve = <E, R>(
       })
 
     const emit = (params: unknown) => peer.notify(Wire.Method.sessionUpdate, params)
+    // A live session's card ends leave at once (see `isCardEnd`); a replay's go out as they come.
+    const emitLive = (params: unknown) => peer.notify(Wire.Method.sessionUpdate, params, { flush: isCardEnd(params) })
 
     const v1Parts = (id: string) => ({ mapping, client: { requestPermission: Permission.ask(peer, id) } })
     const openLive = (id: string, cwd: string, additionalDirectories: ReadonlyArray<string>, sessionHarness: Harness["Type"]) =>
-      Session.open({ id, cwd, additionalDirectories, harness: sessionHarness, emit, ...v1Parts(id) })
+      Session.open({ id, cwd, additionalDirectories, harness: sessionHarness, emit: emitLive, ...v1Parts(id) })
 
     const announce = (opened: Session.Session) =>
       emit({
@@ -144,7 +157,7 @@ export const serve = <E, R>(
             cwd: params.cwd,
             additionalDirectories: params.additionalDirectories,
             harness,
-            emit,
+            emit: emitLive,
             ...(isV2 ? v2.sessionParts(id) : v1Parts(id))
           })
           // A v2 session is not persisted: v2's session/list and session/resume are not served yet.

@@ -64,8 +64,11 @@ export interface NotificationInfo {
 }
 
 export interface PeerOptions {
-  /** Writes one protocol line (without the newline). The peer never calls it concurrently. */
-  readonly write: (line: string) => Effect.Effect<void>
+  /**
+   * Writes one protocol line (without the newline). The peer never calls it concurrently. `flush`:
+   * a writer that holds lines back to send them together sends this one (and those before it) now.
+   */
+  readonly write: (line: string, flush?: boolean) => Effect.Effect<void>
   /** Longest accepted input line in bytes (default {@link Ndjson.DEFAULT_MAX_LINE_BYTES}). */
   readonly maxLineBytes?: number
 }
@@ -88,7 +91,8 @@ export interface Peer {
   ) => Effect.Effect<void, never, R>
   /** Sends a request to the other side; fails with its error response, or when the input ended. Interrupting it forgets the id. */
   readonly request: (method: string, params?: unknown) => Effect.Effect<unknown, RpcError>
-  readonly notify: (method: string, params?: unknown) => Effect.Effect<void>
+  /** `flush`: the peer waits for this one (see {@link PeerOptions.write}). */
+  readonly notify: (method: string, params?: unknown, options?: { readonly flush?: boolean }) => Effect.Effect<void>
   /**
    * Reads and answers until `input` ends, then fails what is still awaiting a response from the
    * other side and waits for in-flight request handlers to answer. Interrupting it interrupts them.
@@ -111,7 +115,7 @@ export const make = (options: PeerOptions): Effect.Effect<Peer> =>
   Effect.gen(function*() {
     const maxLineBytes = options.maxLineBytes ?? Ndjson.DEFAULT_MAX_LINE_BYTES
     const writeLock = yield* Effect.makeSemaphore(1)
-    const write = (line: string) => writeLock.withPermits(1)(options.write(line))
+    const write = (line: string, flush?: boolean) => writeLock.withPermits(1)(options.write(line, flush))
 
     const requestHandlers = new Map<string, RequestHandler>()
     const notificationHandlers = new Map<string, NotificationHandler>()
@@ -150,9 +154,9 @@ export const make = (options: PeerOptions): Effect.Effect<Peer> =>
           ))
       })
 
-    const notify: Peer["notify"] = (method, params) =>
+    const notify: Peer["notify"] = (method, params, notifyOptions) =>
       Effect.suspend(() =>
-        write(JSON.stringify(params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params }))
+        write(JSON.stringify(params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params }), notifyOptions?.flush)
       )
 
     const request: Peer["request"] = (method, params) =>
@@ -174,14 +178,16 @@ export const make = (options: PeerOptions): Effect.Effect<Peer> =>
         )
       })
 
+    // A response is what the other side waits for: it leaves at once (see PeerOptions.write), not
+    // after the rest of the run (the request's after-response work, the end of its fiber).
     const answer = (id: RequestId, exit: Exit.Exit<unknown, RpcError>): Effect.Effect<void> => {
-      if (Exit.isSuccess(exit)) return write(resultLine(id, exit.value))
+      if (Exit.isSuccess(exit)) return write(resultLine(id, exit.value), true)
       const failure = Cause.failureOption(exit.cause)
-      if (Option.isSome(failure) && failure.value instanceof RpcError) return write(errorLine(id, failure.value))
+      if (Option.isSome(failure) && failure.value instanceof RpcError) return write(errorLine(id, failure.value), true)
       // A handler that interrupted itself (its work was cancelled from elsewhere) did not crash.
-      if (Cause.isInterruptedOnly(exit.cause)) return write(errorLine(id, RpcError.requestCancelled()))
+      if (Cause.isInterruptedOnly(exit.cause)) return write(errorLine(id, RpcError.requestCancelled()), true)
       return Effect.logError("request handler died", exit.cause).pipe(
-        Effect.zipRight(write(errorLine(id, RpcError.internal(shortDefect(exit.cause)))))
+        Effect.zipRight(write(errorLine(id, RpcError.internal(shortDefect(exit.cause))), true))
       )
     }
 

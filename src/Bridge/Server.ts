@@ -18,8 +18,8 @@ import * as Stdio from "./Stdio.js"
 
 export interface ServeOptions<E, R> {
   readonly input: Stream.Stream<Uint8Array | string, E, R>
-  /** Writes one protocol line (the newline is added by the writer). */
-  readonly write: (line: string) => Effect.Effect<void>
+  /** Writes one protocol line (the newline is added by the writer); `flush`: see `JsonRpc.PeerOptions`. */
+  readonly write: (line: string, flush?: boolean) => Effect.Effect<void>
   readonly agentInfo: Agent.AgentInfo
   readonly mapping?: Partial<MappingConfig>
   readonly maxLineBytes?: number

@@ -33,8 +33,9 @@ export const stdin: Stream.Stream<Uint8Array, StdinError> = Stream.suspend(() =>
  * A writer of protocol lines (each gets its `\n`). Resolves once the line is accepted by the stream,
  * or after 'drain' when the stream's buffer is full. Never fails: a write error is logged once and
  * the writer goes quiet. Callers must not call it concurrently (the JSON-RPC peer serializes).
+ * `flush`: the line (and the run's lines before it) leave now, not at the end of the run.
  */
-export const lineWriter = (writable: Writable): (line: string) => Effect.Effect<void> => {
+export const lineWriter = (writable: Writable): (line: string, flush?: boolean) => Effect.Effect<void> => {
   let broken: unknown = undefined
   // The lines written in one synchronous run (a fiber emitting a call's last updates and its
   // answer, say) leave in one system call: corked at the first, uncorked on the next tick, so a
@@ -53,7 +54,7 @@ export const lineWriter = (writable: Writable): (line: string) => Effect.Effect<
     reported = true
     return Effect.logError("protocol output is broken; dropping further lines", broken)
   })
-  return (line) =>
+  return (line, flush = false) =>
     Effect.suspend(() => {
       if (broken !== undefined) return reportBroken
       return Effect.async<void>((resume) => {
@@ -77,6 +78,13 @@ export const lineWriter = (writable: Writable): (line: string) => Effect.Effect<
             process.nextTick(uncork)
           }
           ok = writable.write(line + "\n")
+          // A line the peer waits for (a card's end) does not wait behind the rest of the run: that
+          // was the turn's end, its log records and the answer (1-2 ms a call). The tick's uncork
+          // then finds nothing corked, or what was written after this line.
+          if (flush && corked) {
+            corked = false
+            writable.uncork()
+          }
         } catch (error) {
           broken ??= error
           resume(reportBroken)
@@ -98,7 +106,7 @@ export const lineWriter = (writable: Writable): (line: string) => Effect.Effect<
  * still sends the lines of its last turn: stdout to a pipe or file is written synchronously, so
  * uncorking on 'exit' flushes them (a no-op when nothing is corked).
  */
-export const stdoutLineWriter = (): (line: string) => Effect.Effect<void> => {
+export const stdoutLineWriter = (): (line: string, flush?: boolean) => Effect.Effect<void> => {
   process.once("exit", () => process.stdout.uncork())
   return lineWriter(process.stdout)
 }

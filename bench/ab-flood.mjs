@@ -30,4 +30,4 @@ for (let i = 0; i < Number(rounds); i++) {
   res.floor.push(await floor())
 }
 const f = median(res.floor.map((r) => r.ms))
-for (const [l, rs] of Object.entries(res)) console.log(l.padEnd(10), "median", median(rs.map((r) => r.ms)).toFixed(0), "ms", "ratio", (median(rs.map((r) => r.ms)) / f).toFixed(2), "maxRSS", (Math.max(...rs.map((r) => r.rss)) / 1048576).toFixed(1), "agent CPU", l === "floor" ? "-" : median(rs.map((r) => r.cpu)).toFixed(0), "runs", rs.map((r) => r.ms.toFixed(0)).join(" "))
+for (const [l, rs] of Object.entries(res)) console.log(l.padEnd(10), "median", median(rs.map((r) => r.ms)).toFixed(0), "ms", "ratio", (median(rs.map((r) => r.ms)) / f).toFixed(2), "RSS MiB median", (median(rs.map((r) => r.rss)) / 1048576).toFixed(1), "max", (Math.max(...rs.map((r) => r.rss)) / 1048576).toFixed(1), "(runs", rs.map((r) => (r.rss / 1048576).toFixed(0)).join(" ") + ")", "agent CPU", l === "floor" ? "-" : median(rs.map((r) => r.cpu)).toFixed(0), "runs", rs.map((r) => r.ms.toFixed(0)).join(" "))

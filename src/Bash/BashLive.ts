@@ -21,7 +21,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Queue from "effect/Queue"
+import * as Mailbox from "effect/Mailbox"
 import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -158,7 +158,11 @@ const makeSession = (
     const run = (args: RunRequest, options?: { readonly cancel?: Effect.Effect<void> }): Stream.Stream<RunEvent, BashError> =>
       Stream.unwrapScoped(Effect.gen(function*() {
         const dir = yield* dirFor(args)
-        const queue = yield* Effect.acquireRelease(Queue.bounded<RunEvent | WaitFailed>(FOREGROUND_QUEUE_CHUNKS), Queue.shutdown)
+        // A Mailbox (an array), not a Queue: a Queue is a linked list whose removed nodes keep their
+        // value and their next node, so a node promoted to the old generation before it was removed
+        // kept every later node and its read buffer alive through scavenges ("nepotism"): under a
+        // flood the reads' buffers reached the old generation and were freed only by full collections.
+        const queue = yield* Effect.acquireRelease(Mailbox.make<RunEvent | WaitFailed>({ capacity: FOREGROUND_QUEUE_CHUNKS }), (m) => m.shutdown)
         const pump = OutputPump.make(queue, yield* Effect.runtime<never>())
         const containment = yield* currentContainment
         const wait = yield* execute(config, containment, {
@@ -193,12 +197,12 @@ const makeSession = (
             })
           ),
           Effect.catchAllCause((cause) =>
-            Cause.isInterruptedOnly(cause) ? Effect.void : Queue.offer(queue, { _tag: "WaitFailed", error: internalError(cause) })
+            Cause.isInterruptedOnly(cause) ? Effect.void : queue.offer({ _tag: "WaitFailed", error: internalError(cause) })
           ),
           Effect.ensuring(refillSoon),
           Effect.forkScoped
         )
-        return Stream.fromQueue(queue).pipe(
+        return Mailbox.toStream(queue).pipe(
           Stream.takeUntil((e) => e._tag !== "Output"),
           Stream.mapChunksEffect((chunk) => {
             const failure = Chunk.findFirst(chunk, (e): e is WaitFailed => e._tag === "WaitFailed")

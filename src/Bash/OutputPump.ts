@@ -9,14 +9,19 @@
  * resolves, so a paused source is never left waiting.
  */
 import * as Effect from "effect/Effect"
-import type * as Queue from "effect/Queue"
 import * as Runtime from "effect/Runtime"
 
 export interface OutputPump<A> {
   readonly push: (item: A) => Promise<void> | undefined
 }
 
-export const make = <A>(queue: Queue.Enqueue<A>, runtime: Runtime.Runtime<never>): OutputPump<A> => {
+/** Where the items go: a bounded queue or mailbox (`unsafeOffer` is false when it is full or done). */
+export interface Sink<A> {
+  readonly offer: (item: A) => Effect.Effect<boolean>
+  readonly unsafeOffer: (item: A) => boolean
+}
+
+export const make = <A>(queue: Sink<A>, runtime: Runtime.Runtime<never>): OutputPump<A> => {
   const pending: Array<A> = []
   let waiters: Array<() => void> = []
   let active = false

@@ -212,7 +212,7 @@ const INIT_LINE = JSON.stringify({
 
 /**
  * The environment starts are timed in: this one without NODE_EXTRA_CA_CERTS. With it set (this
- * machine image sets it), every node loads that CA bundle before running any script: ~50 ms, where
+ * machine image sets it), every node loads that CA bundle before running any script: ~55-60 ms, where
  * a bare node answers `initialize` in ~40 ms. Both sides paid it, so it flattered every start-up
  * ratio measured before 2026-12-02 (1.39x for the snapshot was ~1.8x without it). Timed without it,
  * as on a machine that does not set it; once with it too, to compare with those figures.
@@ -703,7 +703,7 @@ export const markdown = (results, { short, argv }) => {
       "",
       "Spawn → `initialize` response. Floor: `node -e` that reads one line and writes one JSON-RPC response.",
       "Both run without NODE_EXTRA_CA_CERTS, which this machine image sets: with it, every node first loads",
-      "that CA bundle (~50 ms, more than a bare node's whole start), which flattered the ratios measured",
+      "that CA bundle (~55-60 ms, more than a bare node's whole start), which flattered the ratios measured",
       "before 2026-12-02; the last row has it set, to compare with those.",
       "",
       "| | median | target | met |",

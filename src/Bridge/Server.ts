@@ -11,8 +11,7 @@ import type * as Stream from "effect/Stream"
 import type { Harness } from "../Harness/Harness.js"
 import * as Agent from "./Agent.js"
 import { Capabilities } from "./Capabilities.js"
-import * as Peer from "./JsonRpc.js"
-import { JsonRpc } from "./JsonRpc.js"
+import { JsonRpc, make as makePeer } from "./JsonRpc.js"
 import { Mapping, type MappingConfig } from "./Mapping.js"
 import * as Stdio from "./Stdio.js"
 
@@ -36,7 +35,7 @@ export const serve = <E, R>(options: ServeOptions<E, R>): Effect.Effect<void, E,
   Agent.serve(options.input, options.agentInfo, { mapping: options.mapping ?? {} }).pipe(
     Effect.provideServiceEffect(Mapping, Mapping.makeWith(options.mapping ?? {})),
     Effect.provideServiceEffect(Capabilities, Capabilities.make),
-    Effect.provideServiceEffect(JsonRpc, Peer.make({ write: options.write, ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }) }))
+    Effect.provideServiceEffect(JsonRpc, makePeer({ write: options.write, ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }) }))
   )
 
 /** Logfmt lines on stderr: Effect's default logger writes to stdout, the protocol channel. */
